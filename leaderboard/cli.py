@@ -1,0 +1,119 @@
+"""python -m leaderboard: validate, score, demo.
+
+Bad input is reported as one line per problem and exit 1; a Python traceback
+is never the answer to a broken submission.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .problems import SubmissionError
+from .scoring import check, content_hash, score_checked
+from .submission import DEFAULT_MAX_BYTES, read_file
+from .tracks import TRACKS
+
+
+def _read(path: str, max_bytes: int) -> bytes:
+    try:
+        return read_file(Path(path), max_bytes)
+    except SubmissionError as exc:
+        _fail([str(exc.problem)])
+    except OSError as exc:
+        _fail([f"file: cannot read {path}: {exc.strerror}"])
+
+
+def _fail(lines: list[str]) -> None:
+    for line in lines:
+        print(line, file=sys.stderr)
+    sys.exit(1)
+
+
+def _check(args):
+    data = _read(args.submission, args.max_bytes)
+    gold = {name: args.gold for name in TRACKS} if args.gold else None
+    try:
+        checked = check(data, Path(args.submission).name, gold, args.max_bytes)
+    except (FileNotFoundError, KeyError, ValueError) as exc:  # gold, not the submission, is broken
+        print(f"gold: {exc}", file=sys.stderr)
+        sys.exit(2)
+    return data, checked
+
+
+def cmd_validate(args) -> None:
+    _, checked = _check(args)
+    for w in checked.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if not checked.ok:
+        _fail(checked.errors)
+    print(f"valid: track {checked.track}, {checked.records} predictions")
+
+
+def _make_judge(kind: str | None):
+    if kind in (None, "none"):
+        return None
+    from .judge import make_judge
+    from .settings import settings
+
+    return make_judge(kind, **settings().judge_kwargs())
+
+
+def cmd_score(args) -> None:
+    data, checked = _check(args)
+    if not checked.ok:
+        _fail(checked.errors)
+    judge = _make_judge(args.judge)
+    result = score_checked(checked, content_hash(data), judge).summary
+    out = {k: result[k] for k in ("track", "system", "n", "missing", "overall", "ci", "breakdowns")}
+    out["judge"] = result["judge"]
+    if "judge_ledger" in result:
+        out["judge_ledger"] = result["judge_ledger"]
+    if args.json:
+        json.dump(out, sys.stdout, ensure_ascii=False)
+        print()
+        return
+    track = TRACKS[result["track"]]
+    print(f"{result['system'].get('name', '?')} on {track.title}: {result['n']} units, {result['missing']} missing")
+    for m in track.metrics:
+        if m.key in result["overall"]:
+            lo_hi = result["ci"].get(m.key)
+            ci = f"  [{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else ""
+            print(f"  {m.label:<24} {result['overall'][m.key]:.3f}{ci}")
+        elif m.needs_judge:
+            print(f"  {m.label:<24} not judged")
+
+
+def cmd_demo(args) -> None:
+    from .demo import write_demo
+
+    write_demo(Path(args.out), seed=args.seed)
+    print(f"demo data written to {args.out}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m leaderboard", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, fn, helptext in (("validate", cmd_validate, "check a submission file"),
+                               ("score", cmd_score, "rescore a submission from its raw predictions")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("submission")
+        p.add_argument("--gold", help="local path or Hugging Face dataset id (default: the bundled demo gold)")
+        p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help="size cap on the decompressed file")
+        p.set_defaults(fn=fn)
+        if name == "score":
+            p.add_argument("--json", action="store_true", help="print one JSON object")
+            p.add_argument("--judge", choices=("none", "lexical", "openai"), default="none",
+                           help="judge for completeness / faithfulness (unidoc)")
+    p = sub.add_parser("demo", help="regenerate the bundled demo data")
+    p.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "assets" / "demo"))
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(fn=cmd_demo)
+    args = parser.parse_args(argv)
+    args.fn(args)
+
+
+if __name__ == "__main__":
+    main()

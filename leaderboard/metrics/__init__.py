@@ -1,0 +1,24 @@
+"""The shared metric module: pure functions, no I/O, no pandas.
+
+Every number on the board comes from here; tracks only map their gold and
+submission formats onto these functions.
+"""
+
+from .ngram import char_ngram_recall, multi_part_recall, ngram_set, normalise
+from .ranking import ndcg_at_k, ndcg_at_k_batch
+from .retrieval import page_overlap_precision_recall
+from .selection import selection_entropy
+from .stats import BootstrapPlan, paired_test
+
+__all__ = [
+    "BootstrapPlan",
+    "char_ngram_recall",
+    "multi_part_recall",
+    "ndcg_at_k",
+    "ndcg_at_k_batch",
+    "ngram_set",
+    "normalise",
+    "page_overlap_precision_recall",
+    "paired_test",
+    "selection_entropy",
+]

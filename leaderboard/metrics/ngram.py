@@ -1,0 +1,69 @@
+"""Character 3-gram recall (Futurepedia), with and without normalisation."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from functools import lru_cache
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """Unicode NFKC, casefold, whitespace runs collapsed to one space, stripped."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def ngram_set(text: str, n: int = 3) -> frozenset[str]:
+    return frozenset(text[i : i + n] for i in range(len(text) - n + 1))
+
+
+@lru_cache(maxsize=65536)
+def _gold_grams(gold: str, normalised: bool) -> tuple[str, frozenset[str]]:
+    # Gold strings repeat across every submission and unit: prepare them once.
+    text = normalise(gold) if normalised else gold
+    return text, ngram_set(text)
+
+
+def _recall(gold: str, pred: str, pred_grams: frozenset[str], normalised: bool, short_rule: bool) -> float:
+    gold_text, grams = _gold_grams(gold, normalised)
+    if not grams:
+        return 1.0 if short_rule and gold_text and gold_text in pred else 0.0
+    return len(grams & pred_grams) / len(grams)
+
+
+def char_ngram_recall(
+    gold: str, prediction: str, *, normalised: bool = True, short_rule: bool = True
+) -> float:
+    """Share of the distinct 3-grams of `gold` that occur in `prediction`.
+
+    With `normalised` and `short_rule` both off this is exactly the seed recipe
+    (set-based, raw strings, 0 for a gold without 3-grams). The short-answer
+    rule scores a gold of fewer than 3 characters (many CJK answers) 1 when it
+    occurs in the prediction, else 0, instead of always 0.
+    """
+    pred = normalise(prediction) if normalised else prediction
+    return _recall(gold, pred, ngram_set(pred), normalised, short_rule)
+
+
+def split_parts(answer: str | Sequence[str], *, split: bool) -> list[str]:
+    """Parts of a multi-part gold answer, split on ", " before normalising.
+
+    A list is already split; a string is split only when `split` (ori_ans),
+    never for new_ans strings. Parts that normalise to empty are dropped.
+    """
+    if isinstance(answer, str):
+        parts = answer.split(", ") if split else [answer]
+    else:
+        parts = list(answer)
+    return [p for p in parts if normalise(p)]
+
+
+def multi_part_recall(parts: Sequence[str], prediction: str) -> float:
+    """Mean over the parts of r(part, prediction): every part must be named to score 1."""
+    if not parts:
+        return 0.0
+    pred = normalise(prediction)
+    pred_grams = ngram_set(pred)
+    return sum(_recall(p, pred, pred_grams, True, True) for p in parts) / len(parts)

@@ -1,0 +1,257 @@
+"""The rescoring pipeline: raw submission bytes -> validated -> scored -> cached result.
+
+One bad file yields an "invalid" result listing its errors; it never raises
+into the caller, so it cannot stop the others. Results are cached by the
+content hash of the submission, the gold's hash, the metric version and the
+judge, so an unchanged submission is never rescored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .problems import Problem, Problems, SubmissionError
+from .submission import DEFAULT_MAX_BYTES, parse_envelope, read_file
+from .tracks import TRACKS, Track
+
+# Bump whenever a metric definition, a validation rule or the result layout
+# changes: every cached result is then recomputed.
+METRIC_VERSION = "1"
+NO_JUDGE = "none"
+
+log = logging.getLogger(__name__)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class Checked:
+    """A validated submission: the report, and what scoring needs when it is valid."""
+
+    ok: bool
+    track: str | None
+    system: dict
+    errors: list[str]
+    warnings: list[str]
+    records: int = 0
+    parsed: Any = None
+    gold: Any = None
+
+    @property
+    def track_obj(self) -> Track | None:
+        return TRACKS.get(self.track) if self.track else None
+
+
+def check(data: bytes, filename: str, gold_sources: dict[str, Any] | None = None,
+          max_bytes: int = DEFAULT_MAX_BYTES) -> Checked:
+    """Validate a submission's bytes against its track's gold; never raises for bad input."""
+    problems = Problems()
+    try:
+        env = parse_envelope(data, filename, max_bytes)
+    except SubmissionError as exc:
+        return Checked(False, None, {}, [str(exc.problem)], [])
+    track = env.track
+    if not isinstance(track, str) or track not in TRACKS:
+        problems.error(env.header_where, f"unknown track {track!r}: expected one of {', '.join(TRACKS)}"[:300], field="track")
+        return Checked(False, None, env.system if isinstance(env.system, dict) else {}, problems.lines(), [])
+    t = TRACKS[track]
+    gold = t.load_gold((gold_sources or {}).get(track))
+    system = t.validate_system(env.system, env.header_where, problems)
+    parsed = t.validate(env, gold, problems)
+    return Checked(problems.ok, track, system, problems.lines(), problems.lines("warnings"),
+                   len(env.records), parsed if problems.ok else None, gold)
+
+
+@dataclass
+class Result:
+    """A scored (or invalid) submission: `summary` is JSON, `units` per-unit arrays."""
+
+    summary: dict
+    units: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable | None = None) -> Result:
+    base = {
+        "sha256": sha256, "track": checked.track, "system": _plain_system(checked.system),
+        "errors": checked.errors, "warnings": checked.warnings, "records": checked.records,
+        "metric_version": METRIC_VERSION, "scored_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "judge": NO_JUDGE,
+    }
+    if not checked.ok:
+        return Result({**base, "status": "invalid"})
+    t = checked.track_obj
+    verdicts, ledger = None, None
+    items = t.judge_items(checked.parsed, checked.gold) if judge is not None else []
+    if items:
+        verdicts = judge.judge_many(items, progress=progress)
+        ledger = getattr(judge, "last_ledger", None)
+        base["judge"] = judge.name
+    scores = t.score(checked.parsed, checked.gold, verdicts)
+    summary = {
+        **base, "status": "scored", "gold_sha256": checked.gold.sha256,
+        "n": scores.n, "missing": scores.missing, "overall": scores.overall, "ci": scores.ci,
+        "breakdowns": scores.breakdowns, "extra": scores.extra,
+    }
+    if ledger is not None:
+        summary["judge_ledger"] = ledger if isinstance(ledger, dict) else getattr(ledger, "__dict__", str(ledger))
+    return Result(summary, scores.units)
+
+
+def _plain_system(system) -> dict:
+    return system if isinstance(system, dict) else {}
+
+
+def score_bytes(data: bytes, filename: str, gold_sources: dict | None = None, judge=None,
+                max_bytes: int = DEFAULT_MAX_BYTES, progress: Callable | None = None) -> Result:
+    checked = check(data, filename, gold_sources, max_bytes)
+    return score_checked(checked, content_hash(data), judge, progress)
+
+
+class ResultsCache:
+    """A folder of `<key>.json` summaries and `<key>.npz` per-unit scores.
+
+    The key names the submission hash, track, gold hash, metric version and
+    judge, so the folder can be published as is (the Hub store syncs it).
+    """
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._index: dict[str, list[str]] | None = None
+
+    @staticmethod
+    def key(sha256: str, track: str | None, gold_sha: str | None, judge: str) -> str:
+        return f"{sha256}.{track or '-'}.{(gold_sha or '-')[:12]}.v{METRIC_VERSION}.{_safe(judge)}"
+
+    def _keys_for(self, sha256: str) -> list[str]:
+        if self._index is None:  # one directory listing, then in memory
+            self._index = {}
+            for entry in os.scandir(self.root):
+                if entry.name.endswith(".json"):
+                    self._index.setdefault(entry.name.split(".", 1)[0], []).append(entry.name[:-5])
+        return self._index.get(sha256, [])
+
+    def find(self, sha256: str, gold_shas: dict[str, str], judge: str) -> str | None:
+        """A cached key valid for the current gold, metric version and judge."""
+        for key in self._keys_for(sha256):
+            _, track, gold, version, j = key.split(".")[:5]
+            if version != f"v{METRIC_VERSION}" or j != _safe(judge):
+                continue
+            if track == "-" or gold == gold_shas.get(track, "")[:12]:
+                return key
+        return None
+
+    def load(self, key: str) -> dict:
+        return json.loads((self.root / f"{key}.json").read_text(encoding="utf-8"))
+
+    def load_units(self, key: str) -> dict[str, np.ndarray]:
+        path = self.root / f"{key}.npz"
+        if not path.exists():
+            return {}
+        with np.load(path) as z:
+            return {_unescape(k): z[k] for k in z.files}
+
+    def store(self, result: Result) -> str:
+        s = result.summary
+        key = self.key(s["sha256"], s.get("track"), s.get("gold_sha256"), s.get("judge", NO_JUDGE))
+        if result.units:
+            _atomic_write(self.root / f"{key}.npz",
+                          lambda fh: np.savez(fh, **{_escape(k): v for k, v in result.units.items()}))
+        _atomic_write(self.root / f"{key}.json", lambda fh: fh.write(json.dumps(s, ensure_ascii=False).encode()))
+        if self._index is not None:
+            self._index.setdefault(s["sha256"], []).append(key)
+        return key
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+def _escape(key: str) -> str:  # npz member names cannot hold "@" portably
+    return key.replace("@", "_at_")
+
+
+def _unescape(key: str) -> str:
+    return key.replace("_at_", "@")
+
+
+def _atomic_write(path: Path, write: Callable) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass
+class Scored:
+    """One submission file's outcome as the board needs it."""
+
+    path: str
+    key: str
+    summary: dict
+    cached: bool
+
+
+class Rescorer:
+    """Scores many files, each independently, reusing cached results."""
+
+    def __init__(self, cache_dir: Path, gold_sources: dict[str, Any] | None = None,
+                 max_bytes: int = DEFAULT_MAX_BYTES):
+        self.cache = ResultsCache(cache_dir)
+        self.gold_sources = gold_sources or {}
+        self.max_bytes = max_bytes
+        self._gold_shas: dict[str, str] | None = None
+
+    @property
+    def gold_shas(self) -> dict[str, str]:
+        if self._gold_shas is None:
+            self._gold_shas = {name: t.load_gold(self.gold_sources.get(name)).sha256 for name, t in TRACKS.items()}
+        return self._gold_shas
+
+    def score_file(self, path: Path, judge=None, data: bytes | None = None) -> Scored:
+        path = Path(path)
+        judge_name = judge.name if judge is not None else NO_JUDGE
+        try:
+            data = read_file(path, self.max_bytes) if data is None else data
+        except SubmissionError as exc:
+            return Scored(str(path), "", self._invalid(content_hash(path.name.encode()), [str(exc.problem)]), False)
+        except OSError as exc:
+            return Scored(str(path), "", self._invalid(content_hash(path.name.encode()), [f"file: cannot read: {exc.strerror}"]), False)
+        sha = content_hash(data)
+        key = self.cache.find(sha, self.gold_shas, judge_name)
+        if key is not None:
+            return Scored(str(path), key, self.cache.load(key), True)
+        try:
+            result = score_bytes(data, path.name, self.gold_sources, judge, self.max_bytes)
+        except Exception as exc:  # a scorer bug must not take the board down; say so on the submission
+            log.exception("scoring %s failed", path)
+            result = Result(self._invalid(sha, [str(Problem("file", f"internal error while scoring: {type(exc).__name__}"))]))
+            return Scored(str(path), "", result.summary, False)
+        key = self.cache.store(result)
+        return Scored(str(path), key, result.summary, False)
+
+    def score_many(self, paths: Iterable[Path], judge=None) -> list[Scored]:
+        return [self.score_file(p, judge) for p in paths]
+
+    @staticmethod
+    def _invalid(sha: str, errors: list[str]) -> dict:
+        return {"sha256": sha, "track": None, "system": {}, "status": "invalid", "errors": errors, "warnings": [],
+                "metric_version": METRIC_VERSION, "judge": NO_JUDGE,
+                "scored_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}

@@ -1,0 +1,213 @@
+"""What a track declares once: metrics, breakdown axes, system fields; and what it must do.
+
+The UI, the CLI and the rescoring pipeline read these declarations; nothing
+else names a track's metrics or axes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..problems import Problems
+from ..submission import Envelope
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+DEMO_GOLD = ASSETS / "demo" / "gold"
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    description: str
+    higher_is_better: bool = True
+    ci: bool = True  # has a bootstrap CI (compression, say, has no sampling error)
+    needs_judge: bool = False
+    percent: bool = False  # shown as a share
+
+
+@dataclass(frozen=True)
+class Axis:
+    key: str
+    label: str
+    values: tuple[str, ...] = ()  # display order; empty = as found
+    metrics: tuple[str, ...] = ()  # metric keys shown for this axis (empty = all)
+    kind: str = "mean"  # "mean": metric means per value; "share": shares that sum to 1
+
+
+@dataclass(frozen=True)
+class SystemField:
+    key: str
+    label: str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    filter: bool = False  # offered as a filter on the board
+    kind: str = "text"  # text | url | int
+
+
+@dataclass
+class Scores:
+    """What a scorer returns for one submission."""
+
+    n: int
+    missing: int
+    overall: dict[str, float]
+    ci: dict[str, list[float]]
+    breakdowns: dict[str, dict[str, dict[str, float]]]
+    # Per-unit scores, {KEY: array aligned with Track.units(gold, KEY)}, NaN
+    # where the system gave nothing usable (missing, or a judge failure).
+    units: dict[str, np.ndarray]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class UnitIndex:
+    """The canonical order of a metric's gold units; per-unit arrays align with it."""
+
+    ids: list[str]
+    clusters: list  # resampled together (futurepedia: the record id)
+    strata: list[str]  # resampled separately, then averaged (vdr: the dataset)
+
+
+@dataclass
+class Gold:
+    """Base of every track's gold: where it came from and a hash of its bytes (part of cache keys)."""
+
+    source: str
+    sha256: str
+
+
+def hash_files(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(p.name.encode() + b"\0")
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_link(value, where: str, problems: Problems, field_name: str) -> None:
+    if not isinstance(value, str) or not re.match(r"^https?://[^\s]+$", value, re.IGNORECASE):
+        problems.error(where, f"expected an http:// or https:// URL, got {value!r}"[:200], field=field_name)
+
+
+class Track(ABC):
+    name: str
+    title: str
+    description: str
+    metrics: tuple[Metric, ...]
+    rank_by: str
+    axes: tuple[Axis, ...]
+    system_fields: tuple[SystemField, ...]
+    unit_label: str = "question"
+    gold_patterns: tuple[str, ...] = ("*",)
+
+    # ---- declarations helpers -------------------------------------------------
+    def metric(self, key: str) -> Metric:
+        return next(m for m in self.metrics if m.key == key)
+
+    @property
+    def demo_gold(self) -> Path:
+        return DEMO_GOLD / self.name
+
+    # ---- gold -------------------------------------------------------------------
+    def resolve_gold(self, source: str | Path | None) -> Path:
+        """A local path, or a Hugging Face dataset id downloaded through the Hub client."""
+        if source is None:
+            return self.demo_gold
+        path = Path(source)
+        if path.exists():
+            return path
+        if isinstance(source, str) and _REPO_ID.match(source):
+            from huggingface_hub import snapshot_download
+
+            return Path(snapshot_download(source, repo_type="dataset", allow_patterns=list(self.gold_patterns)))
+        raise FileNotFoundError(f"gold not found: {source} is neither a local path nor a dataset id")
+
+    def load_gold(self, source: str | Path | None = None) -> Gold:
+        return _load_gold_cached(self, str(self.resolve_gold(source)))
+
+    @abstractmethod
+    def read_gold(self, path: Path) -> Gold: ...
+
+    # ---- submissions --------------------------------------------------------------
+    def validate_system(self, system, where: str, problems: Problems) -> dict:
+        if not isinstance(system, dict):
+            problems.error(where, f"expected an object with the system's metadata, got {type(system).__name__}", field="system")
+            return {}
+        for f in self.system_fields:
+            value = system.get(f.key)
+            fname = f"system.{f.key}"
+            if value is None:
+                if f.required:
+                    problems.error(where, "required field is missing", field=fname)
+                continue
+            if f.kind == "int":
+                if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                    problems.error(where, f"expected a positive integer, got {value!r}", field=fname)
+            elif not isinstance(value, str):
+                problems.error(where, f"expected a string, got {type(value).__name__}", field=fname)
+            elif f.kind == "url":
+                check_link(value, where, problems, fname)
+            elif f.choices and value not in f.choices:
+                problems.error(where, f"expected one of {', '.join(f.choices)}, got {value!r}", field=fname)
+        name = system.get("name")
+        if isinstance(name, str) and not 1 <= len(name.strip()) <= 80:
+            problems.error(where, f"expected 1 to 80 characters, got {len(name.strip())}", field="system.name")
+        return system
+
+    @abstractmethod
+    def validate(self, env: Envelope, gold: Gold, problems: Problems) -> Any:
+        """Check every record; return the parsed predictions (meaningful only when problems.ok)."""
+
+    @abstractmethod
+    def score(self, parsed: Any, gold: Gold, verdicts: dict | None = None) -> Scores: ...
+
+    @abstractmethod
+    def units(self, gold: Gold, key: str) -> UnitIndex:
+        """The gold units of metric `key`, in the order of Scores.units[key]."""
+
+    def unit_info(self, gold: Gold) -> dict[str, dict[str, Any]]:
+        """Per gold unit: its categories and text, for detail and compare views."""
+        return {}
+
+    def judge_items(self, parsed: Any, gold: Gold) -> list:
+        """What an LLM judge must look at; tracks without judged metrics have nothing."""
+        return []
+
+
+_GOLD_CACHE: dict[tuple[str, str, float], Gold] = {}
+
+
+def _load_gold_cached(track: Track, path: str) -> Gold:
+    # Gold is read once per process per version of the files (mtime in the key).
+    p = Path(path)
+    stamp = max((f.stat().st_mtime for f in p.rglob("*") if f.is_file()), default=0.0) if p.is_dir() else p.stat().st_mtime
+    key = (track.name, path, stamp)
+    if key not in _GOLD_CACHE:
+        _GOLD_CACHE[key] = track.read_gold(p)
+    return _GOLD_CACHE[key]
+
+
+def means_by(values: dict[str, np.ndarray], labels: list[str], order: tuple[str, ...] = ()) -> dict[str, dict[str, float]]:
+    """{label: {metric: mean over the units with that label}}, labels in declared order first."""
+    labels_arr = np.asarray(labels)
+    found = list(dict.fromkeys(labels))
+    ordered = [v for v in order if v in found] + [v for v in found if v not in order]
+    out: dict[str, dict[str, float]] = {}
+    for value in ordered:
+        mask = labels_arr == value
+        out[value] = {k: float(np.nanmean(v[mask])) if np.any(~np.isnan(v[mask])) else None for k, v in values.items()}
+    return out

@@ -1,0 +1,278 @@
+"""Track `unidoc`: UniDoc-Bench, multimodal RAG over real PDFs."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..metrics import BootstrapPlan, page_overlap_precision_recall
+from ..problems import Problems
+from ..submission import Envelope
+from .base import Axis, Gold, Metric, Scores, SystemField, Track, UnitIndex, hash_files, means_by
+
+DOMAINS = ("commerce_manufacturing", "construction", "crm", "education", "energy", "finance", "healthcare", "legal")
+QUESTION_TYPES = ("factual_retrieval", "comparison", "summarization", "logical_reasoning")
+ANSWER_TYPES = ("text_only", "image_only", "text_plus_image", "table_required")
+PARADIGMS = ("text", "image", "mm-joint", "mm-fusion", "other")
+# Published names folded into the paper's four groups.
+QUESTION_TYPE_GROUP = {
+    "factual_retrieval": "factual_retrieval",
+    "comparison": "comparison",
+    "temporal_comparison": "comparison",
+    "comparative_analysis": "comparison",
+    "summarization": "summarization",
+    "causal_reasoning": "logical_reasoning",
+    "logical_reasoning": "logical_reasoning",
+}
+ANSWER_TYPE_NAME = {
+    "text_only": "text_only",
+    "image_only": "image_only",
+    "image_plus_text_as_answer": "text_plus_image",
+    "text_plus_image": "text_plus_image",
+    "table_required": "table_required",
+}
+K = 10
+_TEXT_SOURCE = re.compile(r"(?:^|/)([^/]+)_id_\d+_pg(\d+)(?:_pg(\d+))?\.txt$")
+_FIGURE_SOURCE = re.compile(r"(?:^|/)([^/]+)/(?:figure|table)-(\d+)-\d+\.\w+$")
+
+
+@dataclass
+class Question:
+    qid: str
+    domain: str
+    question: str
+    answer: str
+    question_type: str
+    answer_type: str
+    contexts: list[tuple[str, int, int]]  # distinct (doc, first page, last page)
+    evidence_facts: list[str]
+
+
+@dataclass
+class UnidocGold(Gold):
+    questions: list[Question]
+    index: dict[str, int]
+
+
+def flatten_answer(value) -> str:
+    """Two published answers are JSON objects: one "key: value" line per leaf."""
+    if isinstance(value, str):
+        return value
+    lines: list[str] = []
+
+    def walk(node, prefix: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, f"{prefix}.{k}" if prefix else str(k))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{prefix}[{i}]")
+        else:
+            lines.append(f"{prefix}: {node}")
+
+    walk(value, "")
+    return "\n".join(lines)
+
+
+def context_of(source: str) -> tuple[str, int, int]:
+    """(doc, first page, last page) from an evidence item's source path."""
+    m = _TEXT_SOURCE.search(source)
+    if m:
+        first = int(m.group(2))
+        return m.group(1), first, int(m.group(3) or first)
+    m = _FIGURE_SOURCE.search(source)
+    if m:
+        page = int(m.group(2))
+        return m.group(1), page, page
+    raise ValueError(f"unrecognised evidence source path: {source}")
+
+
+def _source(item: dict) -> str:
+    meta = item.get("metadata")
+    return meta["source"] if isinstance(meta, dict) else meta
+
+
+class UnidocTrack(Track):
+    name = "unidoc"
+    title = "UniDoc-Bench"
+    description = "Multimodal RAG over real PDFs: page-level retrieval and LLM-judged answers, 8 domains."
+    metrics = (
+        Metric("recall@10", "Recall@10", "Share of gold contexts (doc, page range) overlapped by one of the first 10 candidates."),
+        Metric("precision@10", "Precision@10", "Share of the first 10 candidates that overlap a gold context; repeats count as misses."),
+        Metric("completeness", "Completeness", "Share of the gold answer's facts that the answer states (LLM judge).", needs_judge=True),
+        Metric("faithfulness", "Faithfulness", "Share of the answer's facts supported by the gold answer and evidence (LLM judge).", needs_judge=True),
+    )
+    rank_by = "recall@10"
+    axes = (
+        Axis("domain", "Domain", DOMAINS),
+        Axis("question_type", "Question type", QUESTION_TYPES),
+        Axis("answer_type", "Answer type", ANSWER_TYPES),
+    )
+    system_fields = (
+        SystemField("name", "System", required=True),
+        SystemField("organization", "Organisation"),
+        SystemField("paradigm", "Paradigm", required=True, choices=PARADIGMS, filter=True),
+        SystemField("retriever", "Retriever"),
+        SystemField("generator", "Generator"),
+        SystemField("judge_note", "Judge note"),
+        SystemField("link", "Link", kind="url"),
+        SystemField("description", "Description"),
+        SystemField("top_k", "top-k", kind="int"),
+    )
+    gold_patterns = tuple(f"**{d}.json" for d in DOMAINS) + tuple(f"{d}.json" for d in DOMAINS)
+
+    # ---- gold ---------------------------------------------------------------------
+    def read_gold(self, path: Path) -> UnidocGold:
+        files = {d: _find(path, f"{d}.json") for d in DOMAINS}
+        absent = [d for d, f in files.items() if f is None]
+        if absent:
+            raise FileNotFoundError(f"unidoc gold at {path} lacks the domain files: {', '.join(absent)}")
+        questions: list[Question] = []
+        for domain, file in files.items():
+            for i, q in enumerate(json.loads(file.read_text(encoding="utf-8"))):
+                qid = f"{domain}-{i:04d}"
+                used = [item for item in q["chunk_used"].values() if item.get("used")]
+                contexts = list(dict.fromkeys(context_of(_source(item)) for item in used))
+                facts = [f for item in used for f in item.get("facts", [])]
+                questions.append(Question(
+                    qid=qid, domain=domain, question=q["rewritten_question_obscured"],
+                    answer=flatten_answer(q["complete_answer"]),
+                    question_type=QUESTION_TYPE_GROUP[q["question_type"]],
+                    answer_type=ANSWER_TYPE_NAME[q["answer_type"]],
+                    contexts=contexts, evidence_facts=facts,
+                ))
+        return UnidocGold(source=str(path), sha256=hash_files(list(files.values())),
+                          questions=questions, index={q.qid: i for i, q in enumerate(questions)})
+
+    def unit_info(self, gold: UnidocGold) -> dict[str, dict]:
+        return {q.qid: {"domain": q.domain, "question_type": q.question_type, "answer_type": q.answer_type,
+                        "question": q.question, "gold": q.answer} for q in gold.questions}
+
+    # ---- submissions ----------------------------------------------------------------
+    def validate(self, env: Envelope, gold: UnidocGold, problems: Problems) -> dict:
+        parsed: dict[int, tuple[list, str | None]] = {}
+        index = gold.index
+        for rec, where in zip(env.records, env.locations):
+            if type(rec) is not dict:
+                problems.error(where, f"expected a prediction object, got {type(rec).__name__}")
+                continue
+            qid = rec.get("id")
+            if type(qid) is not str:
+                problems.error(where, f"expected a string id like 'finance-0007', got {qid!r}"[:200], field="id")
+                continue
+            i = index.get(qid)
+            if i is None:
+                problems.error(where, "unknown question id", record=qid, field="id")
+                continue
+            if i in parsed:
+                problems.error(where, "repeated question id", record=qid, field="id")
+                continue
+            question = rec.get("question")
+            if question is not None and (type(question) is not str or " ".join(question.split()) != " ".join(gold.questions[i].question.split())):
+                problems.error(where, "question text does not match the gold question of this id (misaligned ids?)", record=qid, field="question")
+            answer = rec.get("answer")
+            if answer is not None and type(answer) is not str:
+                problems.error(where, f"expected a string, got {type(answer).__name__}", record=qid, field="answer")
+                answer = None
+            retrieved = rec.get("retrieved")
+            if type(retrieved) is not list:
+                problems.error(where, "expected a ranked list of candidates" if retrieved is None else
+                               f"expected a list, got {type(retrieved).__name__}", record=qid, field="retrieved")
+                continue
+            cands = []
+            for j, c in enumerate(retrieved):
+                cand = _candidate(c)
+                if isinstance(cand, str):
+                    problems.error(where, cand, record=qid, field=f"retrieved[{j}]")
+                    continue
+                cands.append(cand)
+            if len(set(cands[:K])) < len(cands[:K]):
+                problems.warn(where, "repeated candidate among the first 10 (counts as a miss)", record=qid, field="retrieved")
+            parsed[i] = (cands, answer)
+        if not env.records:
+            problems.error("file", "the submission has no prediction")
+        return parsed
+
+    def judge_items(self, parsed: dict, gold: UnidocGold) -> list:
+        from ..judge import JudgeItem
+
+        return [JudgeItem(q.qid, q.question, q.answer, q.evidence_facts, answer)
+                for i, (_, answer) in sorted(parsed.items()) if answer is not None
+                for q in (gold.questions[i],)]
+
+    def score(self, parsed: dict, gold: UnidocGold, verdicts: dict | None = None) -> Scores:
+        n = len(gold.questions)
+        precision, recall = np.zeros(n), np.zeros(n)
+        for i, (cands, _) in parsed.items():
+            precision[i], recall[i] = page_overlap_precision_recall(cands, gold.questions[i].contexts, K)
+        values = {"precision@10": precision, "recall@10": recall}
+        extra = {"answered": sum(1 for _, a in parsed.values() if a is not None)}
+        if verdicts is not None and extra["answered"]:
+            from ..metrics.judged import completeness, faithfulness
+
+            comp, faith = np.zeros(n), np.zeros(n)  # a question left unanswered scores 0
+            failures = 0
+            for i, (_, answer) in parsed.items():
+                if answer is None:
+                    continue
+                v = verdicts.get(gold.questions[i].qid)
+                c = completeness(v) if v is not None else None
+                f = faithfulness(v) if v is not None else None
+                if c is None or f is None:  # judge failure: not scored, never guessed
+                    failures += 1
+                    comp[i] = faith[i] = np.nan
+                else:
+                    comp[i], faith[i] = c, f
+            values["completeness"], values["faithfulness"] = comp, faith
+            extra["judge_failures"] = failures
+        overall, ci = {}, {}
+        for key, v in values.items():
+            ok = ~np.isnan(v)
+            overall[key] = float(v[ok].mean()) if ok.any() else None
+            if ok.any():
+                low, high = BootstrapPlan.for_sizes((int(ok.sum()),)).ci([v[ok]])[0]
+                ci[key] = [float(low), float(high)]
+        qs = gold.questions
+        breakdowns = {
+            axis.key: means_by(values, [getattr(q, axis.key) for q in qs], axis.values) for axis in self.axes
+        }
+        # Per-unit scores keep NaN where the system gave nothing usable, so a
+        # comparison can restrict itself to the questions both systems answered.
+        answered = np.zeros(n, dtype=bool)
+        answered[list(parsed)] = True
+        units = {k: np.where(answered, v, np.nan) for k, v in values.items()}
+        return Scores(n=n, missing=n - len(parsed), overall=overall, ci=ci, breakdowns=breakdowns, units=units, extra=extra)
+
+    def units(self, gold: UnidocGold, key: str) -> UnitIndex:
+        ids = [q.qid for q in gold.questions]
+        return UnitIndex(ids=ids, clusters=ids, strata=[""] * len(ids))
+
+
+def _find(root: Path, name: str) -> Path | None:
+    if root.is_file():
+        root = root.parent
+    direct = root / name
+    if direct.is_file():
+        return direct
+    return next(iter(sorted(root.rglob(name))), None)
+
+
+def _candidate(c) -> tuple | str:
+    """(doc, start, end, modality), or the reason the candidate is malformed."""
+    if type(c) is not dict:
+        return f"expected an object {{doc, pages, modality}}, got {type(c).__name__}"
+    doc, pages, modality = c.get("doc"), c.get("pages"), c.get("modality")
+    if type(doc) is not str or not doc:
+        return f"doc: expected a non-empty string, got {doc!r}"[:200]
+    if modality is not None and type(modality) is not str:
+        return f"modality: expected a string, got {type(modality).__name__}"
+    if type(pages) is not list or not 1 <= len(pages) <= 2 or any(type(p) is not int or p < 1 for p in pages):
+        return f"pages: expected [start, end] or [page] of integers >= 1, got {pages!r}"[:200]
+    start, end = pages[0], pages[-1]
+    if start > end:
+        return f"pages: start {start} is after end {end} (pages out of order)"
+    return doc, start, end, modality
