@@ -106,7 +106,7 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         "breakdowns": scores.breakdowns, "extra": scores.extra,
     }
     if ledger is not None:
-        summary["judge_ledger"] = ledger if isinstance(ledger, dict) else getattr(ledger, "__dict__", str(ledger))
+        summary["judge_ledger"] = ledger.to_dict()
     return Result(summary, scores.units)
 
 

@@ -1,0 +1,102 @@
+"""From scored results to ranked tables: the board's data, independent of any UI.
+
+Everything here is derived from result summaries; nothing is rescored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .tracks import Track
+
+
+@dataclass
+class Entry:
+    """One submission as the board knows it."""
+
+    id: str  # short content hash: stable, shareable
+    path: str
+    summary: dict  # the result summary (status scored / invalid), or {} while pending
+    key: str = ""  # results-cache key, for per-unit scores
+    user: str | None = None
+    submitted_at: str | None = None
+    flag: dict | None = None  # from flags.json: {"status": "hidden" | "flagged", "reason": ...}
+    status: str = "pending"  # scored | invalid | pending
+    judging: bool = False  # E2E metrics still being judged
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def system(self) -> dict:
+        return self.summary.get("system") or self.metadata.get("system") or {}
+
+    @property
+    def name(self) -> str:
+        return str(self.system.get("name") or self.path.rsplit("/", 1)[-1])
+
+    @property
+    def hidden(self) -> bool:
+        return bool(self.flag and self.flag.get("status") == "hidden")
+
+
+def rank_upper_bound(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Best rank a system can claim given the CIs (as Chatbot Arena does).
+
+    1 + the number of systems whose lower bound is above this system's upper
+    bound, i.e. that are better beyond the uncertainty.
+    """
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    return 1 + (low[None, :] > high[:, None]).sum(axis=1)
+
+
+def vdr_retention(rows: pd.DataFrame) -> pd.Series:
+    """nDCG@5 of a compressed run over that of the same model with method `none` (best such run)."""
+    base = rows[rows["method"] == "none"].groupby("model")["ndcg@5"].max()
+    return rows["ndcg@5"] / rows["model"].map(base)
+
+
+def table(track: Track, entries: list[Entry], *, include_hidden: bool = False) -> pd.DataFrame:
+    """One row per submission: rank, rank upper bound, metadata, metrics with CI bounds, status."""
+    rows = []
+    for e in entries:
+        if e.hidden and not include_hidden:
+            continue
+        s = e.summary
+        if s.get("track") not in (None, track.name) or (not s and e.metadata.get("track") != track.name):
+            continue
+        row = {"id": e.id, "status": e.status, "flag": (e.flag or {}).get("status", ""),
+               "flag_reason": (e.flag or {}).get("reason", ""),
+               "submitted": e.submitted_at or s.get("scored_at", ""), "user": e.user or "",
+               "n": s.get("n"), "missing": s.get("missing"), "judge": s.get("judge", ""),
+               "judging": e.judging, "errors": len(s.get("errors", []))}
+        for f in track.system_fields:
+            value = e.system.get(f.key)
+            row[f.key] = "" if value is None else value if f.kind == "int" else str(value)
+        row["name"] = e.name
+        overall, ci = s.get("overall", {}), s.get("ci", {})
+        for m in track.metrics:
+            row[m.key] = overall.get(m.key)
+            low_high = ci.get(m.key) or [None, None]
+            row[f"{m.key}:low"], row[f"{m.key}:high"] = low_high
+            if f"{m.key}_var" in overall:
+                row[f"{m.key}_var"] = overall[f"{m.key}_var"]
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    if track.name == "vdr" and {"model", "method", "ndcg@5"} <= set(df.columns):
+        df["retention"] = vdr_retention(df)
+    key = track.rank_by
+    scored = (df["status"] == "scored") & df[key].notna()
+    df["rank"] = pd.NA
+    df["rank_ub"] = pd.NA
+    if scored.any():
+        df.loc[scored, "rank"] = df.loc[scored, key].rank(ascending=False, method="min").astype(int)
+        sub = df.loc[scored]
+        low = sub[f"{key}:low"].fillna(sub[key]).to_numpy(float)
+        high = sub[f"{key}:high"].fillna(sub[key]).to_numpy(float)
+        df.loc[scored, "rank_ub"] = rank_upper_bound(low, high)
+    order = df.assign(_s=scored.astype(int)).sort_values(["_s", key, "name"], ascending=[False, False, True], na_position="last")
+    return order.drop(columns="_s").reset_index(drop=True)

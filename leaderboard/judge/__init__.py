@@ -1,0 +1,84 @@
+"""Judges for the unidoc track's end-to-end metrics (completeness, faithfulness).
+
+    judge = make_judge("openai", cache_dir="cache/judge")   # or make_judge("lexical", cache_dir=None)
+    judge.estimate(items)                 # dry run: calls/tokens not yet cached, spends nothing
+    verdicts = judge.judge_many(items, progress=TqdmProgress())
+    judge.last_ledger.to_dict()           # calls, tokens, cache hits, failures of that run
+
+Scores come from `leaderboard.metrics.judged` (completeness / faithfulness of a
+verdict; None for a judge failure).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .base import Judge, Progress
+from .client import ChatJSONClient, JudgeConfigError, RetryPolicy, build_openai_client
+from .lexical import LexicalJudge
+from .llm import LLMJudge
+from .progress import TqdmProgress
+from .prompts import PROMPT_VERSION
+from .verdict import JudgeItem, Ledger, Verdict
+
+__all__ = [
+    "PROMPT_VERSION",
+    "Judge",
+    "JudgeConfigError",
+    "JudgeItem",
+    "LLMJudge",
+    "Ledger",
+    "LexicalJudge",
+    "Progress",
+    "TqdmProgress",
+    "Verdict",
+    "make_judge",
+]
+
+
+def make_judge(
+    kind: str,
+    *,
+    cache_dir: str | os.PathLike[str] | None,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    concurrency: int = 4,
+    timeout: float = 60.0,
+    max_attempts: int = 5,
+    malformed_retries: int = 2,
+    backoff_base: float = 1.0,
+    backoff_max: float = 30.0,
+    max_consecutive_failures: int = 3,
+    response_format: str = "json_schema",
+    temperature: float | None = 0.0,
+    max_completion_tokens: int | None = None,
+    max_response_chars: int = 32_000,
+) -> Judge:
+    """Build a judge.
+
+    kind "openai": any OpenAI-compatible chat-completions server. model / base_url /
+    api_key default to JUDGE_MODEL / OPENAI_BASE_URL / OPENAI_API_KEY. Verdicts and
+    gold facts are cached under cache_dir (required). `response_format="json_object"`
+    for servers without json_schema support; `temperature=None` for models that
+    reject it.
+    kind "lexical": offline approximation, ignores every other argument.
+    """
+    if kind == "lexical":
+        return LexicalJudge()
+    if kind != "openai":
+        raise JudgeConfigError(f"unknown judge {kind!r}: use 'openai' or 'lexical'")
+    model = model or os.environ.get("JUDGE_MODEL") or None
+    if not model:
+        raise JudgeConfigError("the openai judge needs a model: set JUDGE_MODEL")
+    if cache_dir is None:
+        raise JudgeConfigError("the openai judge needs a cache_dir (verdicts must never be paid twice)")
+    client = build_openai_client(base_url, api_key, timeout)
+    chat = ChatJSONClient(
+        client, model, concurrency=concurrency,
+        policy=RetryPolicy(max_attempts=max_attempts, malformed_retries=malformed_retries,
+                           backoff_base=backoff_base, backoff_max=backoff_max,
+                           max_consecutive_failures=max_consecutive_failures),
+        response_format=response_format, temperature=temperature, max_completion_tokens=max_completion_tokens,
+    )
+    return LLMJudge(chat, os.fspath(cache_dir), concurrency=concurrency, max_response_chars=max_response_chars)

@@ -1,0 +1,113 @@
+"""On-disk judge cache: gold facts and verdicts, one small JSON file each.
+
+Layout (a plain folder, publishable with the results, mergeable by copying):
+
+    <root>/<judge slug>/<prompt version>/gold/<qid>.json
+    <root>/<judge slug>/<prompt version>/verdicts/<qid>/<sha256 of response>.json
+
+One file per record, written to a temp file and renamed, so concurrent writers
+(threads, or the app and the CLI at once) never leave a half-written record and
+a lookup is one file read, however many submissions the board holds. A record
+whose gold hash, judge or prompt version does not match is a miss (the gold
+changed, or a file was copied to the wrong place), never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .text import sha256_text
+from .verdict import Verdict
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def slug(name: str) -> str:
+    """File-system-safe name; the exact name is stored inside each record and checked on read."""
+    return _UNSAFE.sub("_", name).strip("._") or "judge"
+
+
+def _safe_qid(qid: str) -> str:
+    s = slug(qid)
+    return s if s == qid else f"{s}-{sha256_text(qid)[:12]}"
+
+
+def _write_atomic(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(record, f, ensure_ascii=False, sort_keys=True)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None  # absent or corrupt: a miss
+
+
+class JudgeCache:
+    def __init__(self, root: str | os.PathLike[str], judge: str, prompt_version: str) -> None:
+        self.judge = judge
+        self.prompt_version = prompt_version
+        self.dir = Path(root) / slug(judge) / slug(prompt_version)
+
+    # gold facts: the per-question artefact every submission shares
+    def _gold_path(self, qid: str) -> Path:
+        return self.dir / "gold" / f"{_safe_qid(qid)}.json"
+
+    def get_gold(self, qid: str, gold_answer_sha256: str) -> list[str] | None:
+        rec = _read(self._gold_path(qid))
+        if not (
+            isinstance(rec, dict)
+            and rec.get("judge") == self.judge
+            and rec.get("prompt_version") == self.prompt_version
+            and rec.get("qid") == qid
+            and rec.get("gold_answer_sha256") == gold_answer_sha256
+            and isinstance(rec.get("facts"), list)
+            and rec["facts"]
+            and all(isinstance(f, str) for f in rec["facts"])
+        ):
+            return None
+        return rec["facts"]
+
+    def put_gold(self, qid: str, gold_answer_sha256: str, facts: list[str], **meta: Any) -> None:
+        _write_atomic(
+            self._gold_path(qid),
+            {"judge": self.judge, "prompt_version": self.prompt_version, "qid": qid,
+             "gold_answer_sha256": gold_answer_sha256, "facts": facts, **meta},
+        )
+
+    # verdicts: one per (qid, response)
+    def _verdict_path(self, qid: str, response_sha256: str) -> Path:
+        return self.dir / "verdicts" / _safe_qid(qid) / f"{response_sha256}.json"
+
+    def get_verdict(self, qid: str, response_sha256: str, gold_sha256: str) -> Verdict | None:
+        rec = _read(self._verdict_path(qid, response_sha256))
+        if rec is None:
+            return None
+        try:
+            v = Verdict.from_dict(rec)
+        except ValueError:
+            return None
+        if (v.judge, v.prompt_version, v.qid, v.response_sha256, v.gold_sha256) != (
+            self.judge, self.prompt_version, qid, response_sha256, gold_sha256
+        ) or v.failure is not None:
+            return None
+        return v
+
+    def put_verdict(self, verdict: Verdict) -> None:
+        if verdict.failure is not None:
+            raise ValueError("failures are not cached: a later run must retry them")
+        _write_atomic(self._verdict_path(verdict.qid, verdict.response_sha256), verdict.to_dict())

@@ -1,0 +1,176 @@
+"""The metric module against the seed recipes, hand-computed cases and pytrec_eval."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from leaderboard.metrics import (
+    BootstrapPlan,
+    char_ngram_recall,
+    multi_part_recall,
+    ndcg_at_k,
+    page_overlap_precision_recall,
+    paired_test,
+    selection_entropy,
+)
+from leaderboard.metrics.ngram import normalise, split_parts
+
+
+# ---- seed recipes, written as the original code did ------------------------------
+def seed_ngram_recall(gold: str, pred: str, n: int = 3) -> float:
+    gold_ngrams = {gold[i : i + n] for i in range(len(gold) - n + 1)}
+    pred_ngrams = {pred[i : i + n] for i in range(len(pred) - n + 1)}
+    if not gold_ngrams:
+        return 0
+    return len(gold_ngrams & pred_ngrams) / len(gold_ngrams)
+
+
+def seed_binary_ndcg5(ranked: list[str], relevant: set[str]) -> float:
+    dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked[:5]) if d in relevant)
+    idcg = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), 5)))
+    return dcg / idcg
+
+
+texts = st.text(alphabet=st.sampled_from(list("abcAB ,.准将가나مر\u00e9e\u0301 ")), max_size=30)
+
+
+@given(texts, texts)
+def test_ngram_recall_equals_seed_recipe_with_normalisation_and_short_rule_off(gold, pred):
+    assert char_ngram_recall(gold, pred, normalised=False, short_rule=False) == seed_ngram_recall(gold, pred)
+
+
+def test_ngram_recall_normalises_and_scores_short_cjk_answers():
+    assert char_ngram_recall("准将", "他的军衔是准将。") == 1.0
+    assert char_ngram_recall("准将", "他的军衔是上校。") == 0.0
+    assert seed_ngram_recall("准将", "准将") == 0  # the bias the short rule removes
+    assert char_ngram_recall("Café  Rouge", "the cafe\u0301 rouge") == 1.0  # NFKC + casefold + spaces
+    assert normalise("  A\u00a0\tB ") == "a b"
+    assert char_ngram_recall("abcd", "xxabc") == 0.5  # grams abc, bcd: one of two
+
+
+def test_multi_part_answers_need_every_part():
+    parts = split_parts("Florence, Turin, Naples, Verona", split=True)
+    assert parts == ["Florence", "Turin", "Naples", "Verona"]
+    assert multi_part_recall(parts, "Florence and Turin") == pytest.approx(0.5)
+    assert multi_part_recall(parts, "florence, turin, naples, verona") == 1.0
+    assert split_parts("University of California, Berkeley", split=False) == ["University of California, Berkeley"]
+    assert split_parts(["A", " ", "B"], split=False) == ["A", "B"]  # parts normalising to empty are dropped
+
+
+def test_precision_recall_page_overlap_hand_computed():
+    gold = [("d1", 5, 6), ("d1", 5, 6), ("d1", 9, 9), ("d2", 1, 1)]  # the duplicate counts once
+    cands = [
+        ("d1", 6, 8, "text"),  # partial overlap with d1 5-6: hit
+        ("d1", 6, 8, "text"),  # repeat of the previous one: miss
+        ("d1", 6, 8, "image"),  # same pages, other modality: a distinct candidate, hit
+        ("d1", 7, 8, None),  # between the gold ranges: miss
+        ("d3", 1, 1, None),  # other doc: miss
+    ]
+    p, r = page_overlap_precision_recall(cands, gold)
+    assert p == pytest.approx(2 / 10)  # P@10 = tp / 10 even for a short list
+    assert r == pytest.approx(1 / 3)
+    p, r = page_overlap_precision_recall([("d1", 1, 100, None)] + [("x", 1, 1, None)] * 10, gold)
+    assert (p, r) == (pytest.approx(0.1), pytest.approx(2 / 3))  # one wide candidate covers both d1 contexts
+    # only the first 10 count
+    p, r = page_overlap_precision_recall([("x", i, i, None) for i in range(1, 11)] + [("d2", 1, 1, None)], gold)
+    assert (p, r) == (0.0, 0.0)
+
+
+@given(st.lists(st.tuples(st.sampled_from("ab"), st.integers(1, 6), st.integers(0, 3), st.sampled_from([None, "text"])), max_size=14))
+def test_precision_is_true_positives_over_ten(raw):
+    cands = [(d, s, s + w, m) for d, s, w, m in raw]
+    gold = [("a", 2, 3), ("b", 5, 5)]
+    seen, tp = set(), 0
+    for c in cands[:10]:
+        if c not in seen:
+            seen.add(c)
+            tp += any(c[0] == g[0] and c[1] <= g[2] and g[1] <= c[2] for g in gold)
+    p, r = page_overlap_precision_recall(cands, gold)
+    assert p == tp / 10 and 0 <= r <= 1
+
+
+@given(st.lists(st.sampled_from([f"d{i}" for i in range(12)]), unique=True, min_size=1, max_size=12),
+       st.sets(st.sampled_from([f"d{i}" for i in range(12)]), min_size=1))
+def test_binary_ndcg_equals_seed_recipe(ranked, relevant):
+    scores = [float(len(ranked) - i) for i in range(len(ranked))]  # strictly decreasing: the order given
+    got = ndcg_at_k(ranked, scores, {d: 1 for d in relevant}, 5)
+    assert got == pytest.approx(seed_binary_ndcg5(ranked, relevant))
+
+
+def test_ndcg_ties_break_by_doc_id_descending():
+    grades = {"a": 1}
+    # a and b tie: trec_eval puts b (larger id) first, so a lands at rank 2
+    assert ndcg_at_k(["a", "b"], [1.0, 1.0], grades, 5) == pytest.approx(1 / math.log2(3))
+
+
+pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is a test dependency")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_ndcg_matches_pytrec_eval_on_random_runs_with_ties_and_grades(data):
+    n_queries = data.draw(st.integers(1, 5))
+    docs = [f"doc{i}" for i in range(15)]
+    qrels, run = {}, {}
+    for q in range(n_queries):
+        grades = data.draw(st.dictionaries(st.sampled_from(docs), st.integers(0, 3), min_size=1, max_size=8))
+        if not any(g > 0 for g in grades.values()):
+            grades[docs[0]] = 1
+        ranked = data.draw(st.lists(st.sampled_from(docs), unique=True, min_size=1, max_size=12))
+        scores = data.draw(st.lists(st.sampled_from([0.5, 1.0, 1.5, 2.0]), min_size=len(ranked), max_size=len(ranked)))
+        qrels[f"q{q}"] = grades
+        run[f"q{q}"] = dict(zip(ranked, scores))
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.5"}).evaluate(run)
+    for q, ranking in run.items():
+        got = ndcg_at_k(list(ranking), list(ranking.values()), qrels[q], 5)
+        assert got == pytest.approx(ref[q]["ndcg_cut_5"], abs=1e-9)
+
+
+def test_selection_entropy():
+    se, norm, p = selection_entropy([1.0, 1.0])
+    assert se == pytest.approx(math.log(2)) and norm == pytest.approx(1.0) and p == [0.5, 0.5]
+    assert selection_entropy([1.0, 0.0, 0.0])[:2] == (0.0, 0.0)
+    assert selection_entropy([0.0, 0.0]) == (0.0, 0.0, [0.0, 0.0])
+    se, norm, _ = selection_entropy([0.6, 0.3, 0.1])
+    assert se == pytest.approx(-(0.6 * math.log(0.6) + 0.3 * math.log(0.3) + 0.1 * math.log(0.1)))
+    assert norm == pytest.approx(se / math.log(3))
+
+
+def test_bootstrap_is_deterministic_and_matches_a_plain_loop():
+    rng = np.random.default_rng(5)
+    x = rng.random(50)
+    ci = BootstrapPlan.for_sizes((50,)).ci([x])[0]
+    # the same resamples drawn the naive way
+    loop_rng = np.random.default_rng(0)
+    idx = loop_rng.integers(0, 50, size=(1000, 50))
+    means = x[idx].mean(axis=1)
+    assert ci == pytest.approx(np.percentile(means, [2.5, 97.5]))
+    assert BootstrapPlan.for_sizes((50,)).resamples == 1000
+
+
+def test_clustered_bootstrap_moves_clusters_together():
+    # two clusters, one of all ones, one of all zeros: every replicate mean is
+    # a mix of whole clusters, so it can only be 0, 0.5 or 1
+    plan = BootstrapPlan.for_sizes((2,))
+    reps = plan.replicates([np.array([3.0, 0.0])], [np.array([3.0, 3.0])])
+    assert set(np.round(reps[:, 0], 6)) <= {0.0, 0.5, 1.0}
+
+
+def test_stratified_bootstrap_weighs_strata_equally():
+    plan = BootstrapPlan.for_sizes((3, 100))
+    reps = plan.replicates([np.ones(3), np.zeros(100)])
+    assert np.allclose(reps, 0.5)
+
+
+def test_paired_test_detects_a_real_difference_and_not_noise():
+    rng = np.random.default_rng(1)
+    a = rng.random(300)
+    better = paired_test([a + 0.05], [a])
+    assert better.significant and better.diff == pytest.approx(0.05) and better.p_value < 0.05
+    same = paired_test([a], [a[::-1].copy()])
+    assert not same.significant and same.ci[0] < 0 < same.ci[1]
