@@ -72,8 +72,11 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not allowed (numbers must be finite)")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)  # one decoder, not one per line
+
+
 def _loads(text: str):
-    return json.loads(text, parse_constant=_reject_constant)
+    return _DECODER.decode(text)
 
 
 def _json_error(exc: Exception, line_offset: int = 0) -> str:

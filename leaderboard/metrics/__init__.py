@@ -6,7 +6,7 @@ submission formats onto these functions.
 
 from .ngram import char_ngram_recall, multi_part_recall, ngram_set, normalise
 from .ranking import ndcg_at_k, ndcg_at_k_batch
-from .retrieval import page_overlap_precision_recall
+from .retrieval import page_overlap_batch, page_overlap_precision_recall
 from .selection import selection_entropy
 from .stats import BootstrapPlan, paired_test
 
@@ -18,6 +18,7 @@ __all__ = [
     "ndcg_at_k_batch",
     "ngram_set",
     "normalise",
+    "page_overlap_batch",
     "page_overlap_precision_recall",
     "paired_test",
     "selection_entropy",

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import chain, repeat
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
 
-from ..metrics import BootstrapPlan, page_overlap_precision_recall
+from ..metrics import BootstrapPlan, page_overlap_batch
 from ..problems import Problems
 from ..submission import Envelope
 from .base import Axis, Gold, Metric, Scores, SystemField, Track, UnitIndex, hash_files, means_by
@@ -56,6 +59,32 @@ class Question:
 class UnidocGold(Gold):
     questions: list[Question]
     index: dict[str, int]
+
+    @cached_property
+    def doc_codes(self) -> dict[str, int]:
+        return {d: c for c, d in enumerate(sorted({ctx[0] for q in self.questions for ctx in q.contexts}))}
+
+    @cached_property
+    def context_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(doc code, first page, last page) per question, padded with doc -2; and the counts."""
+        width = max(len(q.contexts) for q in self.questions)
+        doc = np.full((len(self.questions), width), -2)
+        start = np.zeros((len(self.questions), width), dtype=np.int64)
+        end = np.zeros_like(start)
+        for i, q in enumerate(self.questions):
+            for j, (d, a, b) in enumerate(q.contexts):
+                doc[i, j], start[i, j], end[i, j] = self.doc_codes[d], a, b
+        return doc, start, end, np.array([len(q.contexts) for q in self.questions])
+
+
+@dataclass
+class UnidocRun:
+    """A validated submission: per answered question its candidates and answer."""
+
+    rows: list[int]  # gold row of each answered question, in file order
+    candidates: list[list[tuple]]  # (doc, start, end, modality), aligned with rows
+    answers: dict[int, str | None]
+    columns: tuple | None = None  # (docs, starts, ends, list lengths) of all candidates, for scoring
 
 
 def flatten_answer(value) -> str:
@@ -153,8 +182,10 @@ class UnidocTrack(Track):
                         "question": q.question, "gold": q.answer} for q in gold.questions}
 
     # ---- submissions ----------------------------------------------------------------
-    def validate(self, env: Envelope, gold: UnidocGold, problems: Problems) -> dict:
-        parsed: dict[int, tuple[list, str | None]] = {}
+    def validate(self, env: Envelope, gold: UnidocGold, problems: Problems) -> UnidocRun:
+        rows: list[int] = []
+        lists: list[tuple[str, str, list]] = []
+        answers: dict[int, str | None] = {}
         index = gold.index
         for rec, where in zip(env.records, env.locations):
             if type(rec) is not dict:
@@ -168,7 +199,7 @@ class UnidocTrack(Track):
             if i is None:
                 problems.error(where, "unknown question id", record=qid, field="id")
                 continue
-            if i in parsed:
+            if i in answers:
                 problems.error(where, "repeated question id", record=qid, field="id")
                 continue
             question = rec.get("question")
@@ -178,45 +209,46 @@ class UnidocTrack(Track):
             if answer is not None and type(answer) is not str:
                 problems.error(where, f"expected a string, got {type(answer).__name__}", record=qid, field="answer")
                 answer = None
+            answers[i] = answer
             retrieved = rec.get("retrieved")
             if type(retrieved) is not list:
                 problems.error(where, "expected a ranked list of candidates" if retrieved is None else
                                f"expected a list, got {type(retrieved).__name__}", record=qid, field="retrieved")
                 continue
-            cands = []
-            for j, c in enumerate(retrieved):
-                cand = _candidate(c)
-                if isinstance(cand, str):
-                    problems.error(where, cand, record=qid, field=f"retrieved[{j}]")
-                    continue
-                cands.append(cand)
-            if len(set(cands[:K])) < len(cands[:K]):
-                problems.warn(where, "repeated candidate among the first 10 (counts as a miss)", record=qid, field="retrieved")
-            parsed[i] = (cands, answer)
+            rows.append(i)
+            lists.append((where, qid, retrieved))
         if not env.records:
             problems.error("file", "the submission has no prediction")
-        return parsed
+        bulk = _bulk_candidates([r for _, _, r in lists])
+        if bulk is None:  # something is malformed: the slow path says precisely what
+            candidates = [_checked_list(where, qid, r, problems) for where, qid, r in lists]
+            columns = None
+        else:
+            candidates, columns = bulk
+        for (where, qid, _), cands in zip(lists, candidates):
+            top = cands[:K]
+            if len(set(top)) < len(top):
+                problems.warn(where, "repeated candidate among the first 10 (counts as a miss)", record=qid, field="retrieved")
+        return UnidocRun(rows, candidates, answers, columns)
 
-    def judge_items(self, parsed: dict, gold: UnidocGold) -> list:
+    def judge_items(self, parsed: UnidocRun, gold: UnidocGold) -> list:
         from ..judge import JudgeItem
 
         return [JudgeItem(q.qid, q.question, q.answer, q.evidence_facts, answer)
-                for i, (_, answer) in sorted(parsed.items()) if answer is not None
+                for i, answer in sorted(parsed.answers.items()) if answer is not None
                 for q in (gold.questions[i],)]
 
-    def score(self, parsed: dict, gold: UnidocGold, verdicts: dict | None = None) -> Scores:
+    def score(self, run: UnidocRun, gold: UnidocGold, verdicts: dict | None = None) -> Scores:
         n = len(gold.questions)
-        precision, recall = np.zeros(n), np.zeros(n)
-        for i, (cands, _) in parsed.items():
-            precision[i], recall[i] = page_overlap_precision_recall(cands, gold.questions[i].contexts, K)
+        precision, recall = _precision_recall(run, gold)
         values = {"precision@10": precision, "recall@10": recall}
-        extra = {"answered": sum(1 for _, a in parsed.values() if a is not None)}
+        extra = {"answered": sum(1 for a in run.answers.values() if a is not None)}
         if verdicts is not None and extra["answered"]:
             from ..metrics.judged import completeness, faithfulness
 
             comp, faith = np.zeros(n), np.zeros(n)  # a question left unanswered scores 0
             failures = 0
-            for i, (_, answer) in parsed.items():
+            for i, answer in run.answers.items():
                 if answer is None:
                     continue
                 v = verdicts.get(gold.questions[i].qid)
@@ -230,7 +262,13 @@ class UnidocTrack(Track):
             values["completeness"], values["faithfulness"] = comp, faith
             extra["judge_failures"] = failures
         overall, ci = {}, {}
-        for key, v in values.items():
+        complete = [k for k, v in values.items() if not np.isnan(v).any()]
+        if complete:  # one matrix product for every metric without gaps
+            bounds = BootstrapPlan.for_sizes((n,)).ci([np.column_stack([values[k] for k in complete])])
+            for k, (low, high) in zip(complete, bounds):
+                overall[k], ci[k] = float(values[k].mean()), [float(low), float(high)]
+        for key in values.keys() - set(complete):  # judge failures are left out, not guessed
+            v = values[key]
             ok = ~np.isnan(v)
             overall[key] = float(v[ok].mean()) if ok.any() else None
             if ok.any():
@@ -243,9 +281,9 @@ class UnidocTrack(Track):
         # Per-unit scores keep NaN where the system gave nothing usable, so a
         # comparison can restrict itself to the questions both systems answered.
         answered = np.zeros(n, dtype=bool)
-        answered[list(parsed)] = True
+        answered[list(run.answers)] = True
         units = {k: np.where(answered, v, np.nan) for k, v in values.items()}
-        return Scores(n=n, missing=n - len(parsed), overall=overall, ci=ci, breakdowns=breakdowns, units=units, extra=extra)
+        return Scores(n=n, missing=n - len(run.answers), overall=overall, ci=ci, breakdowns=breakdowns, units=units, extra=extra)
 
     def units(self, gold: UnidocGold, key: str) -> UnitIndex:
         ids = [q.qid for q in gold.questions]
@@ -276,3 +314,85 @@ def _candidate(c) -> tuple | str:
     if start > end:
         return f"pages: start {start} is after end {end} (pages out of order)"
     return doc, start, end, modality
+
+
+def _checked_list(where: str, qid: str, retrieved: list, problems: Problems) -> list[tuple]:
+    out = []
+    for j, c in enumerate(retrieved):
+        cand = _candidate(c)
+        if isinstance(cand, str):
+            problems.error(where, cand, record=qid, field=f"retrieved[{j}]")
+        else:
+            out.append(cand)
+    return out
+
+
+_NONE = type(None)
+
+
+def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | None:
+    """All candidates of a well-formed file, checked with whole-list passes.
+
+    Each check is one C-level pass over every candidate of the file, several
+    times faster than checking candidate by candidate; None when any check
+    fails, so the caller falls back to the precise per-candidate path.
+    Returns the tuples per list and the flat columns scoring needs.
+    """
+    flat = list(chain.from_iterable(lists))
+    lens = list(map(len, lists))
+    if not flat:
+        return [[] for _ in lists], ([], [], [], lens)
+    if set(map(type, flat)) != {dict}:
+        return None
+    docs = list(map(dict.get, flat, repeat("doc")))
+    pages = list(map(dict.get, flat, repeat("pages")))
+    mods = list(map(dict.get, flat, repeat("modality")))
+    if set(map(type, docs)) != {str} or "" in docs or set(map(type, pages)) != {list}:
+        return None
+    if not set(map(len, pages)) <= {1, 2} or not set(map(type, mods)) <= {str, _NONE}:
+        return None
+    starts = list(map(_first, pages))
+    ends = list(map(_last, pages))
+    if set(map(type, starts)) != {int} or set(map(type, ends)) != {int} or min(starts) < 1:
+        return None
+    if any(map(int.__gt__, starts, ends)):
+        return None
+    tuples = list(zip(docs, starts, ends, mods))
+    out, pos = [], 0
+    for n in lens:
+        out.append(tuples[pos:pos + n])
+        pos += n
+    return out, (docs, starts, ends, lens)
+
+
+_first, _last = itemgetter(0), itemgetter(-1)
+
+
+def _precision_recall(run: UnidocRun, gold: UnidocGold) -> tuple[np.ndarray, np.ndarray]:
+    """P@10 and R@10 per gold question (0 where unanswered), all questions in one pass."""
+    n = len(gold.questions)
+    docs, starts, ends, lens = run.columns
+    if not docs:
+        return np.zeros(n), np.zeros(n)
+    lens = np.asarray(lens, dtype=np.int64)
+    # position of each candidate in its list: only the first K count
+    offsets = np.repeat(np.cumsum(lens) - lens, lens)
+    keep = (np.arange(len(docs)) - offsets) < K
+    cand_q = np.repeat(np.asarray(run.rows, dtype=np.int64), lens)[keep]
+    cand_doc = np.fromiter(map(gold.doc_codes.get, docs, repeat(-1)), dtype=np.int64, count=len(docs))[keep]
+    cand_start = np.asarray(starts, dtype=np.int64)[keep]
+    cand_end = np.asarray(ends, dtype=np.int64)[keep]
+    # A candidate repeating an earlier one of its list is a miss; only lists with a repeat need a look.
+    repeat_flags = []
+    for lst in run.candidates:
+        top = lst[:K]
+        if len(set(top)) < len(top):
+            seen: set = set()
+            for c in top:
+                repeat_flags.append(c in seen)
+                seen.add(c)
+        else:
+            repeat_flags.extend([False] * len(top))
+    gdoc, gstart, gend, ngold = gold.context_arrays
+    return page_overlap_batch(cand_q, cand_doc, cand_start, cand_end, np.array(repeat_flags, dtype=bool),
+                              gdoc, gstart, gend, ngold, K)

@@ -1,0 +1,87 @@
+"""Where submissions live: a Hugging Face dataset repo (HubStore) or a local folder (LocalStore).
+
+    from leaderboard.store import open_store, Refresher
+    store = open_store()                 # settings from the environment; local folder by default
+    refresher = Refresher(store, interval=300, on_snapshot=rescore_changed).start()
+
+See naming.py for the repo layout and settings.py for the environment variables.
+HubStore is imported lazily so the local default does not load huggingface_hub.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+# Before huggingface_hub can be imported through the store (hub.py loads it lazily):
+# no telemetry from a leaderboard server. setdefault: an explicit choice wins.
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+from .base import Store
+from .errors import (
+    DuplicateSubmission,
+    InvalidName,
+    RateLimited,
+    StoreError,
+    StoreUnavailable,
+    redact,
+)
+from .local import LocalStore
+from .model import Snapshot, SubmissionFile
+from .refresher import Refresher, RefreshError
+from .settings import StoreSettings
+from .submit import Report, SubmitStatus, submit_checked
+
+if TYPE_CHECKING:
+    from .hub import HubStore
+
+__all__ = [
+    "DuplicateSubmission",
+    "HubStore",
+    "InvalidName",
+    "LocalStore",
+    "RateLimited",
+    "RefreshError",
+    "Refresher",
+    "Report",
+    "Snapshot",
+    "Store",
+    "StoreError",
+    "StoreSettings",
+    "StoreUnavailable",
+    "SubmissionFile",
+    "SubmitStatus",
+    "open_store",
+    "redact",
+    "submit_checked",
+]
+
+
+def __getattr__(name: str):
+    if name == "HubStore":
+        from .hub import HubStore
+
+        return HubStore
+    raise AttributeError(name)
+
+
+def open_store(settings: StoreSettings | None = None) -> Store:
+    """The store the settings ask for: HubStore when SUBMISSIONS_REPO is set, else LocalStore."""
+    settings = settings or StoreSettings.from_env()
+    if settings.backend == "hub":
+        from .hub import HubStore
+
+        return HubStore(
+            settings.submissions_repo,
+            token=settings.hf_token,
+            endpoint=settings.hf_endpoint,
+            results_repo=settings.results_repo,
+            cache_dir=settings.hub_cache_dir,
+            submissions_per_day=settings.submissions_per_day,
+            timeout=settings.hub_timeout,
+        )
+    return LocalStore(
+        settings.local_root,
+        demo_dir=settings.demo_dir,
+        submissions_per_day=settings.submissions_per_day,
+    )

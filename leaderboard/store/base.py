@@ -1,0 +1,49 @@
+"""The `Store` interface that both backends (local folder, Hub dataset repo) implement."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+from .model import Snapshot, SubmissionFile
+
+
+class Store(ABC):
+    """Where submissions live. The store never parses or scores a submission.
+
+    Implementations are safe to call from several threads (the refresher pulls
+    while users submit).
+    """
+
+    #: "hub:<repo>" or "local:<folder>", shown next to "data as of".
+    source: str = ""
+
+    @abstractmethod
+    def pull(self) -> Snapshot:
+        """Bring the local copy up to date; download only new or changed files.
+
+        Raises StoreUnavailable when the backend cannot be reached; the caller
+        keeps its previous snapshot.
+        """
+
+    @abstractmethod
+    def submit(
+        self, track: str, user: str, filename_ext: str, data: bytes, metadata: dict
+    ) -> SubmissionFile:
+        """Store one already-validated submission and its metadata together (one commit).
+
+        Raises DuplicateSubmission (same bytes already in this track),
+        RateLimited (per-user daily limit), StoreUnavailable, InvalidName.
+        """
+
+    @abstractmethod
+    def flags(self) -> dict:
+        """Maintainers' flags: repo path -> {"status": "hidden"|"flagged", "reason": str}."""
+
+    def push_results(self, local_dir: Path) -> int:
+        """Upload result files missing from the results repo; returns how many were uploaded."""
+        return 0
+
+    def pull_results(self, local_dir: Path) -> int:
+        """Download result files missing from `local_dir`; returns how many were downloaded."""
+        return 0

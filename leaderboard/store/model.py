@@ -1,0 +1,125 @@
+"""The values the store hands out: submission files, snapshots, flags."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+FLAG_STATUSES = ("hidden", "flagged")
+
+
+@dataclass(frozen=True)
+class SubmissionFile:
+    """One submission as stored: the raw file (already on local disk) and its metadata."""
+
+    path: str  # path in the repo, e.g. submissions/unidoc/alice/20260102T030405Z-0123456789ab.jsonl
+    local_path: Path  # readable local copy (Hub: inside the download cache)
+    track: str
+    user: str
+    sha256: str  # of the raw bytes as stored (gzip included)
+    # The <file>.meta.json content, {} when absent.
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the store held at one commit."""
+
+    commit: str  # Hub commit sha; "local-<hash>" for the local folder
+    fetched_at: datetime  # when this pull finished (UTC)
+    files: list[SubmissionFile]
+    flags: dict  # repo path -> {"status": "hidden"|"flagged", "reason": str}
+    # Paths new or changed (bytes or metadata) since this store object's previous pull.
+    changed: list[str]
+    # Paths present at the previous pull, gone now.
+    removed: list[str] = field(default_factory=list)
+    source: str = ""  # "hub:<repo>" or "local:<folder>", for the "data as of" line
+
+    def by_path(self) -> dict[str, SubmissionFile]:
+        return {f.path: f for f in self.files}
+
+
+def parse_flags(raw: bytes | str | None, origin: str = "flags.json") -> dict:
+    """Validated flags from the raw flags.json; bad entries are skipped with a warning, never fatal.
+
+    Accepted shape: {"<repo path>": {"status": "hidden"|"flagged", "reason": "..."}}.
+    """
+    if raw is None:
+        return {}
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        log.warning("%s is not valid JSON (%s); no flag applied", origin, exc)
+        return {}
+    if not isinstance(data, dict):
+        log.warning(
+            "%s must be a JSON object mapping paths to flags; no flag applied", origin
+        )
+        return {}
+    flags: dict = {}
+    for path, entry in data.items():
+        if isinstance(entry, str):  # shorthand {"path": "hidden"}
+            entry = {"status": entry}
+        status = entry.get("status") if isinstance(entry, dict) else None
+        if status not in FLAG_STATUSES:
+            log.warning(
+                "%s: entry %r has status %r, expected one of %s; skipped",
+                origin,
+                path,
+                status,
+                FLAG_STATUSES,
+            )
+            continue
+        reason = entry.get("reason", "")
+        flags[str(path)] = {
+            "status": status,
+            "reason": reason if isinstance(reason, str) else str(reason),
+        }
+    return flags
+
+
+def stored_metadata(
+    metadata: dict,
+    *,
+    track: str,
+    user: str,
+    sha256: str,
+    size: int,
+    submitted_at: datetime,
+) -> dict:
+    """The JSON written beside a submission: the caller's metadata plus the facts the store vouches for.
+
+    The store's own keys win over the caller's, so a submitter cannot forge them.
+    """
+    return {
+        **(metadata or {}),
+        "track": track,
+        "user": user,
+        "sha256": sha256,
+        "size": size,
+        "submitted_at": submitted_at.isoformat().replace("+00:00", "Z"),
+    }
+
+
+def encode_metadata(meta: dict) -> bytes:
+    return (
+        json.dumps(meta, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+        + "\n"
+    ).encode("utf-8")
+
+
+def decode_metadata(raw: bytes, origin: str) -> dict:
+    """Parsed metadata; a broken file yields {"meta_error": ...} so the submission still shows up."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        log.warning("metadata %s is not valid JSON: %s", origin, exc)
+        return {"meta_error": f"{origin} is not valid JSON: {exc}"}
+    if not isinstance(data, dict):
+        return {"meta_error": f"{origin} is not a JSON object"}
+    return data

@@ -1,0 +1,168 @@
+"""Refresher: pulls the store on a timer in a background thread and keeps the last good snapshot.
+
+The app never restarts to refresh: it reads `refresher.snapshot` (always the
+last successful pull) and `refresher.banner()` (None while healthy, otherwise
+"Hub unreachable since ..., showing data as of ..."). A failed pull changes
+nothing but the error; the next successful pull clears it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from .base import Store
+from .errors import StoreError, redact
+from .model import Snapshot
+
+log = logging.getLogger(__name__)
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _fmt(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+@dataclass(frozen=True)
+class RefreshError:
+    message: str  # safe to show: never contains a token
+    since: datetime  # first failure of the current outage
+    last_attempt: datetime
+    failures: int  # consecutive failed pulls
+
+
+class Refresher:
+    def __init__(
+        self,
+        store: Store,
+        interval: float = 300.0,
+        on_snapshot: Callable[[Snapshot], None] | None = None,
+        clock: Callable[[], datetime] = _utcnow,
+    ):
+        self.store = store
+        self.interval = interval
+        self.on_snapshot = on_snapshot
+        self._clock = clock
+        self._snapshot: Snapshot | None = None
+        self._error: RefreshError | None = None
+        # One pull at a time (timer and admin button).
+        self._refresh_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ---- what the page shows ---------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> Snapshot | None:
+        """The last good snapshot (None until the first successful pull)."""
+        return self._snapshot
+
+    @property
+    def last_error(self) -> RefreshError | None:
+        """The current outage, None when the last pull succeeded."""
+        return self._error
+
+    def data_as_of(self) -> str:
+        snap = self._snapshot
+        if snap is None:
+            return "no data yet"
+        return f"data as of {snap.commit[:12]}, {_fmt(snap.fetched_at)}"
+
+    def banner(self) -> str | None:
+        err = self._error
+        if err is None:
+            return None
+        what = (
+            "Hub unreachable"
+            if self.store.source.startswith("hub:")
+            else "Submissions unavailable"
+        )
+        showing = (
+            f"showing {self.data_as_of()}" if self._snapshot else "no data loaded yet"
+        )
+        return f"{what} since {_fmt(err.since)} ({err.message}); {showing}."
+
+    # ---- pulling ---------------------------------------------------------------------------
+
+    def refresh_now(self) -> Snapshot | None:
+        """Pull once, synchronously (startup, admin button). Returns the last good snapshot."""
+        with self._refresh_lock:
+            previous = self._snapshot
+            try:
+                snap = self.store.pull()
+            except StoreError as exc:
+                self._record_failure(str(exc))
+                return previous
+            except Exception as exc:  # a bug must not kill the timer: report it like an outage
+                log.exception("unexpected error while pulling %s", self.store.source)
+                self._record_failure(f"unexpected error: {type(exc).__name__}")
+                return previous
+            if self._error is not None:
+                log.info(
+                    "store %s reachable again after %d failed pull(s)",
+                    self.store.source,
+                    self._error.failures,
+                )
+            self._error = None
+            self._snapshot = snap
+            if self.on_snapshot and (
+                previous is None
+                or snap.changed
+                or snap.removed
+                or snap.commit != previous.commit
+            ):
+                try:
+                    self.on_snapshot(snap)
+                except Exception:
+                    log.exception(
+                        "on_snapshot callback failed for commit %s", snap.commit
+                    )
+            return snap
+
+    def _record_failure(self, message: str) -> None:
+        message = redact(message)
+        now = self._clock()
+        prev = self._error
+        self._error = RefreshError(
+            message=message,
+            since=prev.since if prev else now,
+            last_attempt=now,
+            failures=(prev.failures if prev else 0) + 1,
+        )
+        log.warning(
+            "pull of %s failed (%d in a row): %s",
+            self.store.source,
+            self._error.failures,
+            message,
+        )
+
+    # ---- timer -----------------------------------------------------------------------------
+
+    def start(self, pull_first: bool = True) -> Refresher:
+        """Start the background timer (daemon thread). With pull_first, pull right away."""
+        if self._thread and self._thread.is_alive():
+            return self
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._run, args=(pull_first,), name="store-refresher", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float | None = 5.0) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def _run(self, pull_first: bool) -> None:
+        if pull_first:
+            self.refresh_now()
+        while not self._stop.wait(self.interval):
+            self.refresh_now()
