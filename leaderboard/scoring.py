@@ -225,7 +225,12 @@ class Rescorer:
             self._gold_shas = {name: t.load_gold(self.gold_sources.get(name)).sha256 for name, t in TRACKS.items()}
         return self._gold_shas
 
-    def score_file(self, path: Path, judge=None, data: bytes | None = None) -> Scored:
+    def cached(self, sha256: str, judge=None) -> Scored | None:
+        """The cached result for this content hash, without reading the submission file."""
+        key = self.cache.find(sha256, self.gold_shas, judge.name if judge is not None else NO_JUDGE)
+        return Scored("", key, self.cache.load(key), True) if key else None
+
+    def score_file(self, path: Path, judge=None, data: bytes | None = None, progress: Callable | None = None) -> Scored:
         path = Path(path)
         judge_name = judge.name if judge is not None else NO_JUDGE
         try:
@@ -239,7 +244,7 @@ class Rescorer:
         if key is not None:
             return Scored(str(path), key, self.cache.load(key), True)
         try:
-            result = score_bytes(data, path.name, self.gold_sources, judge, self.max_bytes)
+            result = score_bytes(data, path.name, self.gold_sources, judge, self.max_bytes, progress)
         except Exception as exc:  # a scorer bug must not take the board down; say so on the submission
             log.exception("scoring %s failed", path)
             result = Result(self._invalid(sha, [str(Problem("file", f"internal error while scoring: {type(exc).__name__}"))]))

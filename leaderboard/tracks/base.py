@@ -183,6 +183,10 @@ class Track(ABC):
         """Per gold unit: its categories and text, for detail and compare views."""
         return {}
 
+    @abstractmethod
+    def unit_of(self, record: dict) -> str | None:
+        """The unit id a (valid) prediction record answers, to show raw records per unit."""
+
     def judge_items(self, parsed: Any, gold: Gold) -> list:
         """What an LLM judge must look at; tracks without judged metrics have nothing."""
         return []
@@ -201,13 +205,21 @@ def _load_gold_cached(track: Track, path: str) -> Gold:
     return _GOLD_CACHE[key]
 
 
-def means_by(values: dict[str, np.ndarray], labels: list[str], order: tuple[str, ...] = ()) -> dict[str, dict[str, float]]:
-    """{label: {metric: mean over the units with that label}}, labels in declared order first."""
-    labels_arr = np.asarray(labels)
+def category_codes(labels: list[str], order: tuple[str, ...] = ()) -> tuple[np.ndarray, list[str]]:
+    """Integer code per unit and the category names, declared order first."""
     found = list(dict.fromkeys(labels))
-    ordered = [v for v in order if v in found] + [v for v in found if v not in order]
-    out: dict[str, dict[str, float]] = {}
-    for value in ordered:
-        mask = labels_arr == value
-        out[value] = {k: float(np.nanmean(v[mask])) if np.any(~np.isnan(v[mask])) else None for k, v in values.items()}
+    names = [v for v in order if v in found] + [v for v in found if v not in order]
+    pos = {v: i for i, v in enumerate(names)}
+    return np.fromiter((pos[v] for v in labels), dtype=np.int64, count=len(labels)), names
+
+
+def means_by(values: dict[str, np.ndarray], codes: np.ndarray, names: list[str]) -> dict[str, dict[str, float | None]]:
+    """{category: {metric: mean over its units}}; NaN units (judge failures) are left out."""
+    out: dict[str, dict[str, float | None]] = {name: {} for name in names}
+    for key, v in values.items():
+        ok = ~np.isnan(v)
+        sums = np.bincount(codes[ok], weights=v[ok], minlength=len(names))
+        counts = np.bincount(codes[ok], minlength=len(names))
+        for j, name in enumerate(names):
+            out[name][key] = float(sums[j] / counts[j]) if counts[j] else None
     return out

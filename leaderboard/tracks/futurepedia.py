@@ -106,6 +106,12 @@ class FuturepediaTrack(Track):
         return UnitIndex(ids=[f"{task}/{u[0]}/" + "-".join(u[1:]) for u in keys],
                          clusters=[u[0] for u in keys], strata=[""] * len(keys))
 
+    def unit_of(self, record: dict) -> str | None:
+        task, rid, q = record.get("task"), record.get("id"), record.get("query_lang")
+        if task == "crosslingual":
+            return f"{task}/{rid}/{q}-{record.get('doc_lang')}"
+        return f"{task}/{rid}/{q}" if task in TASKS else None
+
     def unit_info(self, gold: FuturepediaGold) -> dict[str, dict]:
         return {f"{t}/{u[0]}/" + "-".join(u[1:]): {"task": t, "language": u[1], "gold": ", ".join(gold.records[gold.index[u[0]]].ori[u[1]])}
                 for t, keys in gold.unit_keys.items() for u in keys}

@@ -15,7 +15,7 @@ import numpy as np
 from ..metrics import BootstrapPlan, page_overlap_batch
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Gold, Metric, Scores, SystemField, Track, UnitIndex, hash_files, means_by
+from .base import Axis, Gold, Metric, Scores, SystemField, Track, UnitIndex, category_codes, hash_files, means_by
 
 DOMAINS = ("commerce_manufacturing", "construction", "crm", "education", "energy", "finance", "healthcare", "legal")
 QUESTION_TYPES = ("factual_retrieval", "comparison", "summarization", "logical_reasoning")
@@ -77,6 +77,12 @@ class UnidocGold(Gold):
         return doc, start, end, np.array([len(q.contexts) for q in self.questions])
 
 
+    @cached_property
+    def categories(self) -> dict[str, tuple[np.ndarray, list[str]]]:
+        return {axis: category_codes([getattr(q, axis) for q in self.questions], order)
+                for axis, order in (("domain", DOMAINS), ("question_type", QUESTION_TYPES), ("answer_type", ANSWER_TYPES))}
+
+
 @dataclass
 class UnidocRun:
     """A validated submission: per answered question its candidates and answer."""
@@ -85,6 +91,7 @@ class UnidocRun:
     candidates: list[list[tuple]]  # (doc, start, end, modality), aligned with rows
     answers: dict[int, str | None]
     columns: tuple | None = None  # (docs, starts, ends, list lengths) of all candidates, for scoring
+    repeats: dict[int, list[bool]] | None = None  # per list with a repeat among its first K: which are repeats
 
 
 def flatten_answer(value) -> str:
@@ -177,6 +184,9 @@ class UnidocTrack(Track):
         return UnidocGold(source=str(path), sha256=hash_files(list(files.values())),
                           questions=questions, index={q.qid: i for i, q in enumerate(questions)})
 
+    def unit_of(self, record: dict) -> str | None:
+        return record.get("id") if isinstance(record.get("id"), str) else None
+
     def unit_info(self, gold: UnidocGold) -> dict[str, dict]:
         return {q.qid: {"domain": q.domain, "question_type": q.question_type, "answer_type": q.answer_type,
                         "question": q.question, "gold": q.answer} for q in gold.questions}
@@ -225,11 +235,14 @@ class UnidocTrack(Track):
             columns = None
         else:
             candidates, columns = bulk
-        for (where, qid, _), cands in zip(lists, candidates):
+        repeats = {}
+        for j, ((where, qid, _), cands) in enumerate(zip(lists, candidates)):
             top = cands[:K]
             if len(set(top)) < len(top):
                 problems.warn(where, "repeated candidate among the first 10 (counts as a miss)", record=qid, field="retrieved")
-        return UnidocRun(rows, candidates, answers, columns)
+                seen: set = set()
+                repeats[j] = [c in seen or seen.add(c) for c in top]
+        return UnidocRun(rows, candidates, answers, columns, repeats)
 
     def judge_items(self, parsed: UnidocRun, gold: UnidocGold) -> list:
         from ..judge import JudgeItem
@@ -275,9 +288,7 @@ class UnidocTrack(Track):
                 low, high = BootstrapPlan.for_sizes((int(ok.sum()),)).ci([v[ok]])[0]
                 ci[key] = [float(low), float(high)]
         qs = gold.questions
-        breakdowns = {
-            axis.key: means_by(values, [getattr(q, axis.key) for q in qs], axis.values) for axis in self.axes
-        }
+        breakdowns = {axis.key: means_by(values, *gold.categories[axis.key]) for axis in self.axes}
         # Per-unit scores keep NaN where the system gave nothing usable, so a
         # comparison can restrict itself to the questions both systems answered.
         answered = np.zeros(n, dtype=bool)
@@ -353,11 +364,12 @@ def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | Non
         return None
     starts = list(map(_first, pages))
     ends = list(map(_last, pages))
-    if set(map(type, starts)) != {int} or set(map(type, ends)) != {int} or min(starts) < 1:
+    if set(map(type, starts)) != {int} or set(map(type, ends)) != {int}:
         return None
-    if any(map(int.__gt__, starts, ends)):
+    starts, ends = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+    if starts.min() < 1 or (starts > ends).any():
         return None
-    tuples = list(zip(docs, starts, ends, mods))
+    tuples = list(zip(docs, starts.tolist(), ends.tolist(), mods))
     out, pos = [], 0
     for n in lens:
         out.append(tuples[pos:pos + n])
@@ -380,19 +392,11 @@ def _precision_recall(run: UnidocRun, gold: UnidocGold) -> tuple[np.ndarray, np.
     keep = (np.arange(len(docs)) - offsets) < K
     cand_q = np.repeat(np.asarray(run.rows, dtype=np.int64), lens)[keep]
     cand_doc = np.fromiter(map(gold.doc_codes.get, docs, repeat(-1)), dtype=np.int64, count=len(docs))[keep]
-    cand_start = np.asarray(starts, dtype=np.int64)[keep]
-    cand_end = np.asarray(ends, dtype=np.int64)[keep]
-    # A candidate repeating an earlier one of its list is a miss; only lists with a repeat need a look.
-    repeat_flags = []
-    for lst in run.candidates:
-        top = lst[:K]
-        if len(set(top)) < len(top):
-            seen: set = set()
-            for c in top:
-                repeat_flags.append(c in seen)
-                seen.add(c)
-        else:
-            repeat_flags.extend([False] * len(top))
+    # A candidate repeating an earlier one of its list is a miss (found by validate).
+    repeat_flags = np.zeros(int(keep.sum()), dtype=bool)
+    if run.repeats:
+        first = np.cumsum(np.minimum(lens, K)) - np.minimum(lens, K)
+        for j, flags in run.repeats.items():
+            repeat_flags[first[j]:first[j] + len(flags)] = flags
     gdoc, gstart, gend, ngold = gold.context_arrays
-    return page_overlap_batch(cand_q, cand_doc, cand_start, cand_end, np.array(repeat_flags, dtype=bool),
-                              gdoc, gstart, gend, ngold, K)
+    return page_overlap_batch(cand_q, cand_doc, starts[keep], ends[keep], repeat_flags, gdoc, gstart, gend, ngold, K)

@@ -106,6 +106,9 @@ class VdrTrack(Track):
         return UnitIndex(ids=[f"{ds}/{q}" for ds, q in keys], clusters=[f"{ds}/{q}" for ds, q in keys],
                          strata=[ds for ds, _ in keys])
 
+    def unit_of(self, record: dict) -> str | None:
+        return f"{record.get('dataset')}/{record.get('query_id')}"
+
     def unit_info(self, gold: VdrGold) -> dict[str, dict]:
         return {f"{ds}/{q}": {"dataset": ds, "family": family_of(ds), "query": q,
                               "relevant": sorted(d for d, g in gold.qrels[ds][q].items() if g > 0)}

@@ -1,0 +1,240 @@
+"""The board service: the one object the UI talks to.
+
+Data flows one way: the store's snapshot -> the rescoring pipeline (cached by
+content hash) -> entries -> tables, comparisons and details. Rescoring and
+judging run in background threads; the UI reads whatever is ready and shows
+pending / judging states for the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import board
+from .board import Entry
+from .compare import compare
+from .scoring import Rescorer, check
+from .settings import Settings
+from .store import Refresher, StoreError, StoreSettings, SubmitStatus, open_store, submit_checked
+from .submission import parse_envelope, read_file
+from .tracks import TRACKS
+
+log = logging.getLogger(__name__)
+_STAMP = re.compile(r"(\d{8}T\d{6}Z)")
+
+
+@dataclass
+class JudgeProgress:
+    done: int = 0
+    total: int = 0
+
+
+class Board:
+    def __init__(self, settings: Settings | None = None, store_settings: StoreSettings | None = None, judge=None):
+        self.settings = settings or Settings.from_env(default_judge="lexical")
+        self.store_settings = store_settings or StoreSettings.from_env()
+        self.store = open_store(self.store_settings)
+        self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)
+        self.judge = judge if judge is not None else self._make_judge()
+        self._lock = threading.RLock()
+        self._entries: dict[str, Entry] = {}
+        self.version = 0  # bumped on every change, so the UI can tell when to re-render
+        self.judge_progress: dict[str, JudgeProgress] = {}
+        self._judge_queue: queue.Queue[str] = queue.Queue()
+        self._judge_thread: threading.Thread | None = None
+        self.refresher = Refresher(self.store, self.store_settings.refresh_seconds, on_snapshot=self._apply)
+
+    def _make_judge(self):
+        if self.settings.judge == "none":
+            return None
+        from .judge import make_judge
+
+        return make_judge(self.settings.judge, **self.settings.judge_kwargs())
+
+    # ---- lifecycle ---------------------------------------------------------------------
+    def start(self, background: bool = True) -> "Board":
+        """First pull (synchronous: the page has data when it opens), then the timer and the judge."""
+        try:
+            if self.store.pull_results(self.settings.results_dir):
+                self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)  # re-index the folder
+        except StoreError as exc:
+            log.warning("results cache not pulled: %s", exc)
+        self.refresher.refresh_now()
+        if background:
+            self.refresher.start(pull_first=False)
+            self._judge_thread = threading.Thread(target=self._judge_worker, name="judge", daemon=True)
+            self._judge_thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.refresher.stop()
+        self._judge_queue.put("")  # wakes the worker, which then exits
+        if self._judge_thread:
+            self._judge_thread.join(5)
+
+    # ---- applying a snapshot -------------------------------------------------------------
+    def _apply(self, snap) -> None:
+        changed = False
+        seen = set()
+        for f in snap.files:
+            seen.add(f.path)
+            flag = snap.flags.get(f.path)
+            with self._lock:
+                old = self._entries.get(f.path)
+            if old is not None and old.summary.get("sha256") == f.sha256:
+                if old.flag != flag:
+                    old.flag = flag
+                    changed = True
+                continue
+            entry = Entry(id=f.sha256[:12], path=f.path, summary={}, user=f.user, flag=flag,
+                          submitted_at=_submitted(f), metadata=f.metadata, status="pending")
+            with self._lock:
+                self._entries[f.path] = entry
+            self._score(entry, f.local_path, f.sha256)
+            changed = True
+        with self._lock:
+            for path in set(self._entries) - seen:
+                del self._entries[path]
+                changed = True
+        if changed:
+            self._bump()
+            self._push_results()
+
+    def _score(self, entry: Entry, local_path: Path, sha256: str) -> None:
+        judged = self.rescorer.cached(sha256, self.judge) if self.judge is not None else None
+        scored = judged or self.rescorer.cached(sha256) or self.rescorer.score_file(local_path)
+        entry.summary, entry.key = scored.summary, scored.key
+        entry.status = scored.summary.get("status", "invalid")
+        if self.judge is not None and judged is None and entry.status == "scored" and _judgeable(entry):
+            entry.judging = True
+            self._judge_queue.put(entry.path)
+
+    def _judge_worker(self) -> None:
+        while True:
+            path = self._judge_queue.get()
+            if not path:
+                return
+            with self._lock:
+                entry = self._entries.get(path)
+            snap = self.refresher.snapshot
+            file = snap.by_path().get(path) if snap else None
+            if entry is None or file is None:
+                continue
+            progress = self.judge_progress.setdefault(entry.id, JudgeProgress())
+
+            def report(done: int, total: int, p=progress) -> None:
+                p.done, p.total = done, total
+
+            try:
+                scored = self.rescorer.score_file(file.local_path, judge=self.judge, progress=report)
+                if scored.summary.get("status") == "scored":
+                    entry.summary, entry.key = scored.summary, scored.key
+            except Exception:  # the judge failing must leave the retrieval metrics standing
+                log.exception("judging %s failed", path)
+            entry.judging = False
+            self.judge_progress.pop(entry.id, None)
+            self._bump()
+            self._push_results()
+
+    def _bump(self) -> None:
+        with self._lock:
+            self.version += 1
+
+    def _push_results(self) -> None:
+        if not self.store_settings.results_repo:
+            return
+        try:
+            self.store.push_results(self.settings.results_dir)
+        except StoreError as exc:
+            log.warning("results not pushed: %s", exc)
+
+    # ---- reading -------------------------------------------------------------------------
+    def entries(self, track: str | None = None) -> list[Entry]:
+        with self._lock:
+            items = list(self._entries.values())
+        return [e for e in items if track is None or e.summary.get("track") == track
+                or (not e.summary.get("track") and (e.metadata.get("track") == track or e.path.split("/")[1:2] == [track]))]
+
+    def entry(self, entry_id: str) -> Entry | None:
+        return next((e for e in self.entries() if e.id == entry_id), None)
+
+    def table(self, track: str, include_hidden: bool = False) -> pd.DataFrame:
+        return board.table(TRACKS[track], self.entries(track), include_hidden=include_hidden)
+
+    def units(self, entry: Entry) -> dict[str, np.ndarray]:
+        return self.rescorer.cache.load_units(entry.key) if entry.key else {}
+
+    def gold(self, track: str):
+        return TRACKS[track].load_gold(self.settings.gold.get(track))
+
+    def unit_info(self, track: str) -> dict[str, dict]:
+        return _unit_info(TRACKS[track], self.gold(track))
+
+    def records(self, entry: Entry) -> dict[str, dict]:
+        """The raw prediction records of a submission, by unit id (for detail and compare)."""
+        snap = self.refresher.snapshot
+        file = snap.by_path().get(entry.path) if snap else None
+        if file is None or entry.status != "scored":
+            return {}
+        env = parse_envelope(read_file(file.local_path), file.local_path.name)
+        track = TRACKS[entry.summary["track"]]
+        return {u: r for r in env.records if isinstance(r, dict) and (u := track.unit_of(r)) is not None}
+
+    def compare(self, a_id: str, b_id: str, top: int = 20) -> dict:
+        a, b = self.entry(a_id), self.entry(b_id)
+        if a is None or b is None:
+            raise KeyError("unknown system")
+        if a.summary.get("track") != b.summary.get("track"):
+            raise ValueError("the two systems are on different tracks")
+        track = TRACKS[a.summary["track"]]
+        result = compare(track, self.gold(track.name), self.units(a), self.units(b), self.unit_info(track.name), top)
+        result["a"], result["b"] = a, b
+        return result
+
+    def status(self) -> dict:
+        return {"data_as_of": self.refresher.data_as_of(), "banner": self.refresher.banner(),
+                "source": self.store.source, "judge": getattr(self.judge, "name", "none")}
+
+    # ---- writing -------------------------------------------------------------------------
+    def submit(self, *, user: str, track: str, filename: str, data: bytes, metadata: dict) -> SubmitStatus:
+        status = submit_checked(self.store, lambda d, n: check(d, n, self.settings.gold), user=user,
+                                filename=filename, data=data, metadata=metadata, track=track)
+        if status.ok:
+            self.refresher.refresh_now()  # the new file is scored and on the board when this returns
+        return status
+
+    def refresh(self):
+        return self.refresher.refresh_now()
+
+
+_UNIT_INFO: dict[tuple[str, str], dict] = {}
+
+
+def _unit_info(track, gold) -> dict[str, dict]:
+    key = (track.name, gold.sha256)
+    if key not in _UNIT_INFO:
+        _UNIT_INFO[key] = track.unit_info(gold)
+    return _UNIT_INFO[key]
+
+
+def _judgeable(entry: Entry) -> bool:
+    return entry.summary.get("track") == "unidoc" and entry.summary.get("extra", {}).get("answered", 0) > 0
+
+
+def _submitted(f) -> str | None:
+    when = f.metadata.get("submitted_at")
+    if when:
+        return str(when)
+    m = _STAMP.search(f.path)
+    if m:
+        s = m.group(1)
+        return f"{s[0:4]}-{s[4:6]}-{s[6:8]}T{s[9:11]}:{s[11:13]}:{s[13:15]}+00:00"
+    return None
