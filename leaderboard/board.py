@@ -57,8 +57,15 @@ def vdr_retention(rows: pd.DataFrame) -> pd.Series:
     return rows["ndcg@5"] / rows["model"].map(base)
 
 
-def table(track: Track, entries: list[Entry], *, include_hidden: bool = False) -> pd.DataFrame:
-    """One row per submission: rank, rank upper bound, metadata, metrics with CI bounds, status."""
+def table(track: Track, entries: list[Entry], *, include_hidden: bool = False, rank_by: str | None = None,
+          slice_: tuple[str, str] | None = None) -> pd.DataFrame:
+    """One row per submission: rank, rank upper bound, metadata, metrics with CI bounds, status.
+
+    `rank_by` picks the metric that ranks (default: the track's); `slice_`
+    = (axis, value) shows every metric on that slice of the gold (one
+    language, one dataset family...) from the breakdowns instead of overall;
+    slices carry no CI, so their rank upper bound is the plain rank.
+    """
     rows = []
     for e in entries:
         if e.hidden and not include_hidden:
@@ -76,6 +83,8 @@ def table(track: Track, entries: list[Entry], *, include_hidden: bool = False) -
             row[f.key] = "" if value is None else value if f.kind == "int" else str(value)
         row["name"] = e.name
         overall, ci = s.get("overall", {}), s.get("ci", {})
+        if slice_ is not None:
+            overall, ci = (s.get("breakdowns", {}).get(slice_[0], {}).get(slice_[1]) or {}), {}
         for m in track.metrics:
             row[m.key] = overall.get(m.key)
             low_high = ci.get(m.key) or [None, None]
@@ -88,7 +97,7 @@ def table(track: Track, entries: list[Entry], *, include_hidden: bool = False) -
         return df
     if track.name == "vdr" and {"model", "method", "ndcg@5"} <= set(df.columns):
         df["retention"] = vdr_retention(df)
-    key = track.rank_by
+    key = rank_by or track.rank_by
     scored = (df["status"] == "scored") & df[key].notna()
     df["rank"] = pd.NA
     df["rank_ub"] = pd.NA

@@ -166,8 +166,10 @@ class Board:
     def entry(self, entry_id: str) -> Entry | None:
         return next((e for e in self.entries() if e.id == entry_id), None)
 
-    def table(self, track: str, include_hidden: bool = False) -> pd.DataFrame:
-        return board.table(TRACKS[track], self.entries(track), include_hidden=include_hidden)
+    def table(self, track: str, include_hidden: bool = False, rank_by: str | None = None,
+              slice_: tuple[str, str] | None = None) -> pd.DataFrame:
+        return board.table(TRACKS[track], self.entries(track), include_hidden=include_hidden,
+                           rank_by=rank_by, slice_=slice_)
 
     def units(self, entry: Entry) -> dict[str, np.ndarray]:
         return self.rescorer.cache.load_units(entry.key) if entry.key else {}

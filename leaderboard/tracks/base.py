@@ -45,6 +45,25 @@ class Axis:
 
 
 @dataclass(frozen=True)
+class Chart:
+    """A chart the board draws for a track; ui/figures.py knows each kind.
+
+    by_axis: the chosen metric per value of `axis`, one bar group per system;
+    scatter: `x` against `y`, one point per system; avg_var: each metric's
+    mean across languages against its variance; shares: stacked shares per
+    value of `axis`; pair_heatmap: one system's `axis` values as a matrix;
+    tradeoff: `y` against `x`, one curve per `group`, Pareto front marked.
+    """
+
+    kind: str
+    title: str
+    axis: str = ""
+    x: str = ""
+    y: str = ""
+    group: str = ""
+
+
+@dataclass(frozen=True)
 class SystemField:
     key: str
     label: str
@@ -112,6 +131,9 @@ class Track(ABC):
     axes: tuple[Axis, ...]
     system_fields: tuple[SystemField, ...]
     unit_label: str = "question"
+    charts: tuple[Chart, ...] = ()
+    # Axes whose values can replace the overall numbers in the table (a language, a family...).
+    slice_axes: tuple[str, ...] = ()
     gold_patterns: tuple[str, ...] = ("*",)
 
     # ---- declarations helpers -------------------------------------------------

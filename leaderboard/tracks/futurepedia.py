@@ -14,7 +14,7 @@ from ..metrics import BootstrapPlan, multi_part_recall, selection_entropy
 from ..metrics.ngram import split_parts
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Gold, Metric, Scores, SystemField, Track, UnitIndex, hash_files
+from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, hash_files
 
 LANGS = ("en", "fr", "es", "pt", "zh", "ja", "ko", "ar")
 PAIRS = tuple(f"{q}-{d}" for q, d in permutations(LANGS, 2))
@@ -82,6 +82,13 @@ class FuturepediaTrack(Track):
         SystemField("top_k", "top-k", kind="int"),
     )
     unit_label = "answer"
+    charts = (
+        Chart("by_axis", "Per query language", axis="language"),
+        Chart("avg_var", "Average vs variance across languages", axis="language"),
+        Chart("shares", "Whose answer is trusted: selection share per document language", axis="doc_language"),
+        Chart("pair_heatmap", "Cross-lingual: query language x document language", axis="language_pair"),
+    )
+    slice_axes = ("language",)
     gold_patterns = ("mul_ans_all.json", "**/mul_ans_all.json")
 
     # ---- gold ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ import numpy as np
 from ..metrics import BootstrapPlan, page_overlap_batch
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Gold, Metric, Scores, SystemField, Track, UnitIndex, category_codes, hash_files, means_by
+from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, category_codes, hash_files, means_by
 
 DOMAINS = ("commerce_manufacturing", "construction", "crm", "education", "energy", "finance", "healthcare", "legal")
 QUESTION_TYPES = ("factual_retrieval", "comparison", "summarization", "logical_reasoning")
@@ -159,6 +159,13 @@ class UnidocTrack(Track):
         SystemField("description", "Description"),
         SystemField("top_k", "top-k", kind="int"),
     )
+    charts = (
+        Chart("by_axis", "Per domain", axis="domain"),
+        Chart("by_axis", "Per answer type", axis="answer_type"),
+        Chart("by_axis", "Per question type", axis="question_type"),
+        Chart("scatter", "Retrieval vs end-to-end", x="recall@10", y="completeness"),
+    )
+    slice_axes = ("domain", "question_type", "answer_type")
     gold_patterns = tuple(f"**{d}.json" for d in DOMAINS) + tuple(f"{d}.json" for d in DOMAINS)
 
     # ---- gold ---------------------------------------------------------------------

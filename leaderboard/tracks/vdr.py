@@ -13,7 +13,7 @@ from ..metrics import BootstrapPlan, ndcg_at_k
 from ..metrics.ranking import ideal_dcg
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Gold, Metric, Scores, SystemField, Track, UnitIndex, finite_number, hash_files
+from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, finite_number, hash_files
 
 K = 5
 MAX_RANKING = 100
@@ -82,6 +82,12 @@ class VdrTrack(Track):
         SystemField("description", "Description"),
     )
     unit_label = "query"
+    charts = (
+        Chart("tradeoff", "nDCG@5 against compression (Pareto front marked)", x="compression", y="ndcg@5", group="model"),
+        Chart("by_axis", "Per dataset", axis="dataset"),
+        Chart("by_axis", "Per dataset family", axis="family"),
+    )
+    slice_axes = ("family", "dataset")
     gold_patterns = ("*.qrels", "**/*.qrels", "*.tsv", "**/*.tsv")
 
     # ---- gold ---------------------------------------------------------------------

@@ -1,0 +1,183 @@
+"""Plotly figure builders, one per chart kind a track can declare (tracks/base.py Chart).
+
+Builders take plain data (rows of the board table, result summaries) and
+return figures; `safe` turns any failure into a figure that says so, so one
+broken chart never breaks the page. Every label from a submission goes
+through `esc`: Plotly reads a subset of HTML in labels.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import plotly.graph_objects as go
+
+from ..tracks import Track
+from .format import PALETTE, esc
+
+log = logging.getLogger(__name__)
+MAX_SERIES = 8  # more bars per group stop being readable; the best-ranked systems are drawn
+
+
+def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
+    layout = {
+        "title": {"text": esc(title), "font": {"size": 15}}, "template": "plotly_white", "colorway": list(PALETTE),
+        "margin": {"l": 50, "r": 20, "t": 50, "b": 50}, "height": 420, "legend": {"orientation": "h", "y": -0.25},
+        "font": {"family": "system-ui, sans-serif", "size": 12},
+    }
+    fig.update_layout(**{**layout, **kw})
+    return fig
+
+
+def message_figure(text: str) -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text=esc(text), showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 14})
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return _layout(fig, "", height=240)
+
+
+def safe(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figure:
+    try:
+        return builder(*args, **kwargs)
+    except Exception as exc:  # one failing chart shows a message, never breaks the page
+        log.exception("chart %s failed", getattr(builder, "__name__", builder))
+        return message_figure(f"This chart could not be drawn ({type(exc).__name__}).")
+
+
+def _label(track: Track, key: str) -> str:
+    return next((m.label for m in track.metrics if m.key == key), key)
+
+
+def by_axis(track: Track, systems: list[tuple[str, dict]], axis: str, metric: str) -> go.Figure:
+    """Grouped bars: `metric` per value of `axis`, one bar per system."""
+    decl = next(a for a in track.axes if a.key == axis)
+    fig = go.Figure()
+    values: list[str] = list(decl.values)
+    for _, s in systems:
+        for v in s.get("breakdowns", {}).get(axis, {}):
+            if v not in values:
+                values.append(v)
+    drawn = 0
+    for name, s in systems:
+        cells = s.get("breakdowns", {}).get(axis, {})
+        ys = [cells.get(v, {}).get(metric) for v in values]
+        if all(y is None for y in ys):
+            continue
+        fig.add_bar(name=esc(name), x=[esc(v) for v in values], y=ys,
+                    hovertemplate="%{x}: %{y:.3f}<extra>" + esc(name) + "</extra>")
+        drawn += 1
+        if drawn == MAX_SERIES:
+            break
+    if not drawn:
+        return message_figure(f"No system has {_label(track, metric)} per {decl.label.lower()} yet.")
+    fig.update_yaxes(title=esc(_label(track, metric)), rangemode="tozero")
+    return _layout(fig, f"{_label(track, metric)} per {decl.label.lower()}", barmode="group")
+
+
+def scatter(track: Track, systems: list[tuple[str, dict]], x: str, y: str) -> go.Figure:
+    pts = [(n, s["overall"].get(x), s["overall"].get(y)) for n, s in systems]
+    pts = [p for p in pts if p[1] is not None and p[2] is not None]
+    if not pts:
+        return message_figure(f"No system has both {_label(track, x)} and {_label(track, y)} (not judged yet?).")
+    fig = go.Figure()
+    for i, (n, px, py) in enumerate(pts):
+        fig.add_scatter(x=[px], y=[py], mode="markers+text", name=esc(n), text=[esc(n)], textposition="top center",
+                        marker={"size": 12, "color": PALETTE[i % len(PALETTE)]}, showlegend=False,
+                        hovertemplate=f"{esc(n)}<br>{esc(_label(track, x))} %{{x:.3f}}<br>{esc(_label(track, y))} %{{y:.3f}}<extra></extra>")
+    fig.update_xaxes(title=esc(_label(track, x)))
+    fig.update_yaxes(title=esc(_label(track, y)))
+    return _layout(fig, f"{_label(track, x)} vs {_label(track, y)}")
+
+
+def avg_var(track: Track, systems: list[tuple[str, dict]], metric: str) -> go.Figure:
+    """Mean across languages (x) against the variance across languages (y): low-right is best."""
+    pts = [(n, s["overall"].get(metric), s["overall"].get(f"{metric}_var")) for n, s in systems]
+    pts = [p for p in pts if p[1] is not None and p[2] is not None]
+    if not pts:
+        return message_figure(f"No system has {_label(track, metric)} yet.")
+    fig = go.Figure()
+    for i, (n, a, v) in enumerate(pts):
+        fig.add_scatter(x=[a], y=[v], mode="markers+text", text=[esc(n)], textposition="top center", showlegend=False,
+                        marker={"size": 12, "color": PALETTE[i % len(PALETTE)]},
+                        hovertemplate=f"{esc(n)}<br>AVG %{{x:.3f}}<br>VAR %{{y:.4f}}<extra></extra>")
+    fig.update_xaxes(title=f"AVG of {esc(_label(track, metric))} over languages")
+    fig.update_yaxes(title="VAR across languages (lower = more even)", rangemode="tozero")
+    return _layout(fig, f"{_label(track, metric)}: average vs variance across languages")
+
+
+def shares(track: Track, systems: list[tuple[str, dict]], axis: str) -> go.Figure:
+    """Stacked horizontal bars: each system's mean share per value of `axis` (e.g. document language)."""
+    rows = [(n, s.get("breakdowns", {}).get(axis)) for n, s in systems]
+    rows = [(n, c) for n, c in rows if c]
+    if not rows:
+        return message_figure("No system has submitted the selection task yet.")
+    decl = next(a for a in track.axes if a.key == axis)
+    values = [v for v in decl.values if any(v in c for _, c in rows)]
+    fig = go.Figure()
+    names = [esc(n) for n, _ in rows]
+    for v in values:
+        fig.add_bar(name=esc(v), y=names, x=[c.get(v, {}).get("share", 0) for _, c in rows], orientation="h",
+                    hovertemplate="%{y}: " + esc(v) + " %{x:.2f}<extra></extra>")
+    fig.update_xaxes(title="mean share of the answer taken from each document language")
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, decl.label, barmode="stack", height=max(300, 60 + 40 * len(rows)))
+
+
+def pair_heatmap(track: Track, name: str, summary: dict, axis: str, metric: str) -> go.Figure:
+    cells = summary.get("breakdowns", {}).get(axis)
+    if not cells:
+        return message_figure(f"{name} has no cross-lingual results.")
+    langs = list(dict.fromkeys([p.split("-")[0] for p in cells] + [p.split("-")[1] for p in cells]))
+    z = [[cells.get(f"{q}-{d}", {}).get(metric) for d in langs] for q in langs]
+    fig = go.Figure(go.Heatmap(z=z, x=langs, y=langs, colorscale="Cividis", zmin=0, zmax=1,
+                               hovertemplate="query %{y}, documents %{x}: %{z:.3f}<extra></extra>"))
+    fig.update_xaxes(title="document language")
+    fig.update_yaxes(title="query language", autorange="reversed")
+    return _layout(fig, f"{name}: {_label(track, metric)} per language pair")
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Points no other point beats on both axes (more compression and higher score), by compression."""
+    best = []
+    for x, y in sorted(points, key=lambda p: (-p[0], -p[1])):
+        if not best or y > best[-1][1]:
+            best.append((x, y))
+    return sorted(best)
+
+
+def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, group: str) -> go.Figure:
+    pts = [(n, s["overall"].get(x), s["overall"].get(y), str(s.get("system", {}).get(group, "?"))) for n, s in systems]
+    pts = [p for p in pts if p[1] is not None and p[2] is not None]
+    if not pts:
+        return message_figure("No system reports compression yet.")
+    fig = go.Figure()
+    for i, g in enumerate(sorted({p[3] for p in pts})):
+        mine = sorted((p for p in pts if p[3] == g), key=lambda p: p[1])
+        fig.add_scatter(x=[p[1] for p in mine], y=[p[2] for p in mine], mode="lines+markers", name=esc(g),
+                        text=[esc(p[0]) for p in mine], line={"color": PALETTE[i % len(PALETTE)]},
+                        hovertemplate="%{text}<br>compression %{x:.0%}<br>" + esc(_label(track, y)) + " %{y:.3f}<extra></extra>")
+    front = pareto_front([(p[1], p[2]) for p in pts])
+    fig.add_scatter(x=[p[0] for p in front], y=[p[1] for p in front], mode="lines+markers", name="Pareto front",
+                    line={"color": "#000000", "dash": "dash", "width": 1.5},
+                    marker={"symbol": "star", "size": 12, "color": "rgba(0,0,0,0)", "line": {"color": "#000000", "width": 1.5}},
+                    hovertemplate="Pareto front<br>compression %{x:.0%}<br>%{y:.3f}<extra></extra>")
+    fig.update_xaxes(title="share of vectors removed", tickformat=".0%")
+    fig.update_yaxes(title=esc(_label(track, y)))
+    return _layout(fig, f"{_label(track, y)} against compression, one curve per {group.replace('_', ' ')}")
+
+
+def diff_by_category(comparison: dict, name_a: str, name_b: str) -> go.Figure:
+    cats = comparison.get("categories") or {}
+    if not cats:
+        return message_figure("No category breakdown for the shared units.")
+    fig = go.Figure()
+    for i, (axis, cells) in enumerate(cats.items()):
+        fig.add_bar(name=esc(axis.replace("_", " ")), x=[esc(v) for v in cells], y=[c["diff"] for c in cells.values()],
+                    marker={"color": PALETTE[i % len(PALETTE)]},
+                    customdata=[[c["a"], c["b"], c["n"]] for c in cells.values()],
+                    hovertemplate="%{x}: A−B %{y:+.3f}<br>A %{customdata[0]:.3f}, B %{customdata[1]:.3f}, n=%{customdata[2]}<extra></extra>")
+    fig.add_hline(y=0, line={"color": "#666", "width": 1})
+    fig.update_yaxes(title=f"A − B ({esc(comparison.get('focus') or '')})")
+    return _layout(fig, f"{name_a} − {name_b} per category")

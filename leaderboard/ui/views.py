@@ -1,0 +1,327 @@
+"""What each part of the page shows, as plain data (DataFrames, strings, figures).
+
+No Gradio here: layout.py wires these to components, tests call them directly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+
+from ..board import Entry
+from ..service import Board
+from ..tracks import TRACKS, Track
+from . import figures
+from .format import ci_text, esc, link_html, num, short
+
+ALL = "All"
+
+
+# ---- the ranked table ------------------------------------------------------------------------
+def slice_choices(board: Board, track: Track) -> list[str]:
+    """'All', then 'axis: value' for each slice axis the track declares (open axes: values seen)."""
+    out = [ALL]
+    entries = board.entries(track.name)
+    for axis in track.slice_axes:
+        decl = next(a for a in track.axes if a.key == axis)
+        seen = {v for e in entries for v in e.summary.get("breakdowns", {}).get(axis, {})}
+        values = [v for v in decl.values if v in seen] or sorted(seen)
+        out += [f"{decl.label}: {v}" for v in values]
+    return out
+
+
+def parse_slice(track: Track, choice: str | None) -> tuple[str, str] | None:
+    if not choice or choice == ALL or ": " not in choice:
+        return None
+    label, value = choice.split(": ", 1)
+    axis = next((a.key for a in track.axes if a.label == label), None)
+    return (axis, value) if axis else None
+
+
+def optional_columns(track: Track) -> list[str]:
+    fields = [f.label for f in track.system_fields if f.key not in ("name", "description", "link", "judge_note")]
+    extra = ["Retention"] if track.name == "vdr" else []
+    vars_ = [f"{m.label} VAR" for m in track.metrics] if track.name == "futurepedia" else []
+    return fields + [m.label for m in track.metrics] + extra + vars_ + ["Rank (CI)", "Units", "Missing", "Judge", "Submitted", "Status"]
+
+
+def default_columns(track: Track) -> list[str]:
+    hidden = {"Retriever", "Generator", "top-k", "Missing", "Judge"} | {f"{m.label} VAR" for m in track.metrics}
+    return [c for c in optional_columns(track) if c not in hidden]
+
+
+def filter_fields(track: Track):
+    return [f for f in track.system_fields if f.filter]
+
+
+def filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
+    out: dict[str, set[str]] = {f.key: set(f.choices) for f in filter_fields(track)}
+    for e in board.entries(track.name):
+        for key in out:
+            v = e.system.get(key)
+            if isinstance(v, str) and v:
+                out[key].add(v)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _status(row) -> str:
+    status = row["status"]
+    if status == "invalid":
+        status = f"invalid ({row['errors']} error{'s' if row['errors'] != 1 else ''})"
+    elif row.get("judging"):
+        status = "scored; judging answers…"
+    if row.get("flag") == "flagged":
+        status += " ⚑ flagged" + (f": {row['flag_reason']}" if row.get("flag_reason") else "")
+    return status
+
+
+def table_frames(board: Board, track_name: str, rank_by: str | None = None, slice_choice: str | None = None,
+                 search: str = "", filters: dict[str, list[str]] | None = None,
+                 columns: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(display frame, raw frame) of a track's board under the given view."""
+    track = TRACKS[track_name]
+    rank_key = next((m.key for m in track.metrics if m.label == rank_by or m.key == rank_by), track.rank_by)
+    raw = board.table(track_name, rank_by=rank_key, slice_=parse_slice(track, slice_choice))
+    if raw.empty:
+        return pd.DataFrame({"Rank": [], "System": []}), raw
+    if search:
+        needle = search.casefold()
+        hay = raw["name"].astype(str) + " " + raw.get("organization", "").astype(str)
+        raw = raw[hay.str.casefold().str.contains(needle, regex=False)]
+    for key, wanted in (filters or {}).items():
+        if wanted and key in raw:
+            raw = raw[raw[key].astype(str).isin(wanted)]
+    shown = set(columns if columns is not None else default_columns(track))
+    disp = pd.DataFrame({"Rank": raw["rank"].map(lambda r: "" if pd.isna(r) else str(int(r)))})
+    if "Rank (CI)" in shown:
+        disp["Rank (CI)"] = raw["rank_ub"].map(lambda r: "" if pd.isna(r) else f"≥{int(r)}" if r > 0 else "")
+    disp["System"] = raw["name"].astype(str)
+    for f in track.system_fields:
+        if f.label in shown and f.key in raw:
+            disp[f.label] = raw[f.key].astype(str)
+    for m in track.metrics:
+        if m.label in shown:
+            disp[m.label] = [_metric_cell(row, m) for _, row in raw.iterrows()]
+        if f"{m.label} VAR" in shown and f"{m.key}_var" in raw:
+            disp[f"{m.label} VAR"] = raw[f"{m.key}_var"].map(lambda v: num(v, 4))
+    if "Retention" in shown and "retention" in raw:
+        disp["Retention"] = raw["retention"].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
+    if "Units" in shown:
+        disp["Units"] = raw["n"].map(lambda v: "" if pd.isna(v) else str(int(v)))
+    if "Missing" in shown:
+        disp["Missing"] = raw["missing"].map(lambda v: "" if pd.isna(v) else str(int(v)))
+    if "Judge" in shown:
+        disp["Judge"] = raw["judge"].astype(str).replace("none", "")
+    if "Submitted" in shown:
+        disp["Submitted"] = raw["submitted"].astype(str).str.slice(0, 10)
+    if "Status" in shown:
+        disp["Status"] = [_status(r) for _, r in raw.iterrows()]
+    return disp.reset_index(drop=True), raw.reset_index(drop=True)
+
+
+def _metric_cell(row, m) -> str:
+    value = row.get(m.key)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        if m.needs_judge and row.get("status") == "scored":
+            return "judging…" if row.get("judging") else "not judged"
+        return "–"
+    text = f"{value:.1%}" if m.percent else num(value)
+    ci = ci_text(row.get(f"{m.key}:low"), row.get(f"{m.key}:high"))
+    if ci:
+        text += f" <sub>{ci}</sub>"  # numbers only: no submitted text ever reaches a markdown cell
+    if m.needs_judge and str(row.get("judge", "")).startswith("lexical"):
+        text += " <sup>≈</sup>"
+    return text
+
+
+def datatypes(disp: pd.DataFrame, track: Track) -> list[str]:
+    """Markdown only for the metric cells we format ourselves; everything from submissions is plain text."""
+    md = {m.label for m in track.metrics}
+    return ["markdown" if c in md else "str" for c in disp.columns]
+
+
+def chart_systems(board: Board, track_name: str, raw: pd.DataFrame) -> list[tuple[str, dict]]:
+    """(name, summary) of the scored systems in table order, for the charts."""
+    by_id = {e.id: e for e in board.entries(track_name)}
+    out = []
+    for _, row in raw.iterrows():
+        e = by_id.get(row["id"])
+        if e is not None and e.status == "scored":
+            out.append((e.name, e.summary))
+    return out
+
+
+def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metric_label: str | None, pair_system: str | None):
+    c = track.charts[chart_index]
+    metric = next((m.key for m in track.metrics if m.label == metric_label), track.rank_by)
+    if c.kind == "by_axis":
+        decl = next(a for a in track.axes if a.key == c.axis)
+        if decl.metrics and metric not in decl.metrics:
+            metric = decl.metrics[0]
+        return figures.safe(figures.by_axis, track, systems, c.axis, metric)
+    if c.kind == "scatter":
+        return figures.safe(figures.scatter, track, systems, c.x, c.y)
+    if c.kind == "avg_var":
+        return figures.safe(figures.avg_var, track, systems, metric)
+    if c.kind == "shares":
+        return figures.safe(figures.shares, track, systems, c.axis)
+    if c.kind == "pair_heatmap":
+        decl = next(a for a in track.axes if a.key == c.axis)
+        key = metric if metric in decl.metrics else decl.metrics[0]
+        pick = next(((n, s) for n, s in systems if n == pair_system and c.axis in s.get("breakdowns", {})), None)
+        pick = pick or next(((n, s) for n, s in systems if c.axis in s.get("breakdowns", {})), None)
+        if pick is None:
+            return figures.message_figure("No system has cross-lingual results yet.")
+        return figures.safe(figures.pair_heatmap, track, pick[0], pick[1], c.axis, key)
+    if c.kind == "tradeoff":
+        return figures.safe(figures.tradeoff, track, systems, c.x, c.y, c.group)
+    return figures.message_figure(f"unknown chart kind {c.kind}")
+
+
+# ---- systems, details and compare ---------------------------------------------------------------
+def system_choices(board: Board, track_name: str) -> list[tuple[str, str]]:
+    """(label, id) for the scored systems of a track, best first."""
+    raw = board.table(track_name)
+    if raw.empty:
+        return []
+    out = []
+    for _, r in raw.iterrows():
+        if r["status"] == "scored":
+            out.append((f"{short(r['name'], 60)} · {r['id'][:7]}", r["id"]))
+    return out
+
+
+def detail(board: Board, entry_id: str | None) -> tuple[str, pd.DataFrame, pd.DataFrame]:
+    """(metadata HTML, per-category scores, per-unit scores) of one submission."""
+    e = board.entry(entry_id) if entry_id else None
+    if e is None:
+        return "<p>Pick a system.</p>", pd.DataFrame(), pd.DataFrame()
+    return _meta_html(e), _breakdown_frame(e), unit_frame(board, e)
+
+
+def _meta_html(e: Entry) -> str:
+    s = e.summary
+    track = TRACKS.get(s.get("track") or "")
+    rows = [("System", esc(e.name)), ("Status", esc(e.status)), ("Submission id", f"<code>{esc(e.id)}</code>"),
+            ("File", f"<code>{esc(e.path)}</code>"), ("Submitted by", esc(e.user or "")),
+            ("Submitted", esc(e.submitted_at or "")), ("Scored", esc(s.get("scored_at", ""))),
+            ("Metric version", esc(s.get("metric_version", ""))), ("Judge", esc(s.get("judge", "")))]
+    for key, value in e.system.items():
+        if key == "name":
+            continue
+        label = next((f.label for f in track.system_fields if f.key == key), key) if track else key
+        shown = link_html(value) if key == "link" else f"<code>{esc(json.dumps(value))}</code>" if isinstance(value, (dict, list)) else esc(value)
+        rows.append((esc(label), shown))
+    if e.flag:
+        rows.append(("Maintainers' flag", esc(f"{e.flag.get('status')}: {e.flag.get('reason', '')}")))
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    html = f'<table class="meta">{body}</table>'
+    if s.get("overall"):
+        metrics = "".join(
+            f"<tr><th>{esc(m.label)}</th><td>{num(s['overall'].get(m.key))} <small>{ci_text(*(s.get('ci', {}).get(m.key) or [None, None]))}</small></td></tr>"
+            for m in (track.metrics if track else []) if m.key in s["overall"])
+        html += f'<table class="meta">{metrics}</table><p>{s.get("n", 0)} units scored, {s.get("missing", 0)} missing.</p>'
+    if s.get("errors"):
+        items = "".join(f"<li><code>{esc(err)}</code></li>" for err in s["errors"])
+        html += f'<div class="errors"><b>{len(s["errors"])} problem(s):</b><ul>{items}</ul></div>'
+    if s.get("warnings"):
+        items = "".join(f"<li>{esc(w)}</li>" for w in s["warnings"][:20])
+        html += f"<details><summary>{len(s['warnings'])} warning(s)</summary><ul>{items}</ul></details>"
+    ledger = s.get("judge_ledger")
+    if ledger:
+        html += ("<p>Judge cost: " + esc(f"{ledger.get('calls', 0)} calls, {ledger.get('prompt_tokens', 0)} prompt + "
+                                         f"{ledger.get('completion_tokens', 0)} completion tokens, "
+                                         f"{ledger.get('cache_hits', 0)} cached, {ledger.get('failures', 0)} failures") + "</p>")
+    return html
+
+
+def _breakdown_frame(e: Entry) -> pd.DataFrame:
+    rows = []
+    track = TRACKS.get(e.summary.get("track") or "")
+    for axis, cells in e.summary.get("breakdowns", {}).items():
+        label = next((a.label for a in track.axes if a.key == axis), axis) if track else axis
+        for value, metrics in cells.items():
+            rows.append({"Breakdown": label, "Value": value,
+                         **{_metric_label(track, k): (num(v) if isinstance(v, float) else v) for k, v in metrics.items()}})
+    return pd.DataFrame(rows).fillna("")
+
+
+def _metric_label(track: Track | None, key: str) -> str:
+    if track is None:
+        return key
+    return next((m.label for m in track.metrics if m.key == key), key)
+
+
+def unit_frame(board: Board, e: Entry, category: str | None = None, search: str = "", limit: int = 500) -> pd.DataFrame:
+    """Per-unit scores of a submission with the unit's categories; NaN = not answered."""
+    track = TRACKS.get(e.summary.get("track") or "")
+    if track is None or e.status != "scored":
+        return pd.DataFrame()
+    units = board.units(e)
+    gold = board.gold(track.name)
+    info = board.unit_info(track.name)
+    frames = []
+    for key, values in units.items():
+        idx = track.units(gold, key)
+        frames.append(pd.DataFrame({"Unit": idx.ids, "metric": _metric_label(track, key), "score": values}))
+    if not frames:
+        return pd.DataFrame()
+    df = pd.concat(frames).pivot_table(index="Unit", columns="metric", values="score", aggfunc="first", dropna=False)
+    df = df.reset_index()
+    meta = pd.DataFrame.from_dict(info, orient="index")
+    keep = [c for c in meta.columns if c not in ("gold", "relevant")]
+    df = df.merge(meta[keep], left_on="Unit", right_index=True, how="left")
+    if category:
+        mask = pd.Series(False, index=df.index)
+        for c in keep:
+            mask |= df[c].astype(str) == category
+        df = df[mask]
+    if search:
+        df = df[df.apply(lambda r: search.casefold() in " ".join(map(str, r.values)).casefold(), axis=1)]
+    for c in df.columns:
+        if df[c].dtype.kind == "f":
+            df[c] = df[c].map(lambda v: "not answered" if pd.isna(v) else f"{v:.3f}")
+    return df.head(limit).reset_index(drop=True)
+
+
+def unit_record(board: Board, entry_id: str | None, unit: str | None) -> str:
+    e = board.entry(entry_id) if entry_id else None
+    if e is None or not unit:
+        return ""
+    rec = board.records(e).get(unit)
+    if rec is None:
+        return f"// {unit}: no prediction in this submission"
+    return json.dumps(rec, ensure_ascii=False, indent=2)
+
+
+def compare_view(board: Board, a_id: str | None, b_id: str | None):
+    """(summary markdown, metrics frame, per-category figure, top-differences frame)."""
+    if not a_id or not b_id:
+        return "Pick two systems of the same track.", pd.DataFrame(), figures.message_figure("Pick two systems."), pd.DataFrame()
+    if a_id == b_id:
+        return "Pick two different systems.", pd.DataFrame(), figures.message_figure("Pick two different systems."), pd.DataFrame()
+    c = board.compare(a_id, b_id)
+    a, b = c["a"], c["b"]
+    rows = []
+    for m in c["metrics"]:
+        rows.append({"Metric": m.label, "A": num(m.a), "B": num(m.b), "A − B": "" if m.diff is None else f"{m.diff:+.3f}",
+                     "95% CI of A − B": ci_text(*m.ci) if m.ci else "", "p": "" if m.p_value is None else f"{m.p_value:.3f}",
+                     "Significant (95%)": "yes" if m.significant else "no", "Shared units": str(m.n_shared)})
+    n_shared = max((m.n_shared for m in c["metrics"]), default=0)
+    # Names are plain text: the markdown gets escaped names only.
+    text = (f"**A** = {esc(a.name)} · **B** = {esc(b.name)}. Paired bootstrap (1,000 resamples) over the "
+            f"{n_shared} units both answered; a difference is significant when its 95% CI excludes 0.")
+    top = pd.DataFrame(c["top_units"])
+    if not top.empty:
+        top = top.rename(columns={"unit": "Unit", "a": "A", "b": "B", "diff": "A − B"})
+        for col in ("A", "B"):
+            top[col] = top[col].map(num)
+        top["A − B"] = top["A − B"].map(lambda v: f"{v:+.3f}")
+        top = top.drop(columns=[col for col in ("relevant",) if col in top])
+    return text, pd.DataFrame(rows), figures.safe(figures.diff_by_category, c, a.name, b.name), top
+
+
+def both_records(board: Board, a_id: str | None, b_id: str | None, unit: str | None) -> tuple[str, str]:
+    return unit_record(board, a_id, unit), unit_record(board, b_id, unit)
