@@ -141,3 +141,41 @@ def _parse_jsonl(text: str) -> Envelope:
         locations.append(f"line {number}")
     obj, number = header
     return Envelope(obj.get("track"), obj.get("system"), records, locations, f"line {number}")
+
+
+def with_system(data: bytes, name: str, updates: dict, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The same submission with `updates` merged into its header's system (the submit form's fields).
+
+    Only the header changes; prediction lines are kept byte for byte. Raises
+    ValueError with a readable message when the file cannot be read.
+    """
+    try:
+        raw = read_bytes(data, name, max_bytes)
+        text = decode(raw)
+    except SubmissionError as exc:
+        raise ValueError(str(exc.problem)) from None
+    ext = submission_extension(name)
+    if ext.startswith(".jsonl"):
+        lines = text.split("\n")
+        k = next((i for i, line in enumerate(lines) if line.strip()), None)
+        try:
+            header = _loads(lines[k]) if k is not None else None
+        except ValueError as exc:
+            raise ValueError(f"line {k + 1}: {_json_error(exc)}") from None
+        if not isinstance(header, dict):
+            raise ValueError("the first line must be the header {\"track\": ..., \"system\": {...}}")
+        system = header.get("system") if isinstance(header.get("system"), dict) else {}
+        header["system"] = {**system, **updates}
+        lines[k] = json.dumps(header, ensure_ascii=False)
+        out = "\n".join(lines).encode("utf-8")
+    else:
+        try:
+            doc = _loads(text)
+        except ValueError as exc:
+            raise ValueError(_json_error(exc)) from None
+        if not isinstance(doc, dict):
+            raise ValueError("expected a JSON object with track, system and predictions")
+        system = doc.get("system") if isinstance(doc.get("system"), dict) else {}
+        doc["system"] = {**system, **updates}
+        out = json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    return gzip.compress(out, mtime=0) if ext.endswith(".gz") else out

@@ -136,6 +136,12 @@ def _metric_cell(row, m) -> str:
     return text
 
 
+def column_widths(disp: pd.DataFrame) -> list[str]:
+    """Narrow rank columns, a wide system column, the rest sized to fit."""
+    fixed = {"Rank": "64px", "Rank (CI)": "76px", "System": "260px", "Status": "150px"}
+    return [fixed.get(c, "130px") for c in disp.columns]
+
+
 def datatypes(disp: pd.DataFrame, track: Track) -> list[str]:
     """Markdown only for the metric cells we format ourselves; everything from submissions is plain text."""
     md = {m.label for m in track.metrics}
@@ -302,7 +308,11 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
         return "Pick two systems of the same track.", pd.DataFrame(), figures.message_figure("Pick two systems."), pd.DataFrame()
     if a_id == b_id:
         return "Pick two different systems.", pd.DataFrame(), figures.message_figure("Pick two different systems."), pd.DataFrame()
-    c = board.compare(a_id, b_id)
+    try:
+        c = board.compare(a_id, b_id)
+    except (KeyError, ValueError) as exc:  # a stale pick (other track, withdrawn submission): say so
+        msg = "Pick two systems of the same track." if isinstance(exc, ValueError) else "Unknown system: pick again."
+        return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
     a, b = c["a"], c["b"]
     rows = []
     for m in c["metrics"]:
@@ -311,7 +321,7 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
                      "Significant (95%)": "yes" if m.significant else "no", "Shared units": str(m.n_shared)})
     n_shared = max((m.n_shared for m in c["metrics"]), default=0)
     # Names are plain text: the markdown gets escaped names only.
-    text = (f"**A** = {esc(a.name)} · **B** = {esc(b.name)}. Paired bootstrap (1,000 resamples) over the "
+    text = (f"<b>A</b> = {esc(a.name)} · <b>B</b> = {esc(b.name)}. Paired bootstrap (1,000 resamples) over the "
             f"{n_shared} units both answered; a difference is significant when its 95% CI excludes 0.")
     top = pd.DataFrame(c["top_units"])
     if not top.empty:

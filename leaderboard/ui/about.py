@@ -1,0 +1,73 @@
+"""The About tab, generated from the track declarations (so a new track documents itself)."""
+
+from __future__ import annotations
+
+from ..metrics.stats import RESAMPLES
+from ..scoring import METRIC_VERSION
+from ..submission import DEFAULT_MAX_BYTES
+from ..tracks import TRACKS, Track
+from ..tracks.base import DEMO_GOLD
+
+DEMO_SUBMISSIONS = DEMO_GOLD.parent / "submissions"
+
+
+def _example(track: Track) -> str:
+    """The first lines of a bundled demo submission, as the format example."""
+    files = sorted(p for p in (DEMO_SUBMISSIONS / track.name).glob("*.jsonl"))
+    if not files:
+        return ""
+    lines = files[0].read_text(encoding="utf-8").splitlines()[:3]
+    clipped = [line if len(line) < 400 else line[:400] + " …" for line in lines]
+    return "```json\n" + "\n".join(clipped) + "\n```"
+
+
+def track_section(track: Track) -> str:
+    metrics = "\n".join(
+        f"| {m.label} | `{m.key}` | {m.description} | {'yes' if m.ci else 'no (no sampling error)'} |" for m in track.metrics)
+    axes = ", ".join(f"{a.label.lower()} (`{a.key}`)" for a in track.axes)
+    fields = ", ".join(f"`{f.key}`{' (required)' if f.required else ''}" for f in track.system_fields)
+    return f"""### {track.title} (`{track.name}`)
+
+{track.description}
+
+| metric | key | what it measures | 95% CI |
+|---|---|---|---|
+{metrics}
+
+Ranked by **{track.metric(track.rank_by).label}**. Breakdowns: {axes}. System metadata: {fields}.
+
+Example submission (first lines of a bundled demo file):
+
+{_example(track)}
+"""
+
+
+def about_markdown() -> str:
+    sections = "\n".join(track_section(t) for t in TRACKS.values())
+    return f"""## How this board works
+
+Every number is **recomputed** from the raw predictions of each submission by one shared metric
+module (metric version {METRIC_VERSION}); scores a submitter reports are ignored. Results are cached by the
+content hash of the submission, the gold and the metric version, so an unchanged submission is never
+rescored and a change of gold or metric rescores everything.
+
+- **Uncertainty**: every headline number has a 95% percentile bootstrap interval ({RESAMPLES:,} resamples,
+  `numpy.random.default_rng(0)`): UniDoc questions, Futurepedia record ids as clusters (all units of an
+  id move together), VDR queries within each dataset then the mean over datasets.
+- **Rank (CI)**: the best rank a system can claim given the intervals: 1 + the number of systems whose
+  lower bound is above its upper bound.
+- **Compare**: a paired bootstrap over the units both systems answered; significant when the 95% interval
+  of the difference excludes 0.
+- **Missing units** score 0 and are counted; a submission is validated as a whole and rejected with every
+  problem listed (line, record id, field, what was expected). Files up to {DEFAULT_MAX_BYTES // 2**20} MiB
+  (decompressed): `.json`, `.jsonl`, optionally gzipped.
+- **Judged metrics** (completeness, faithfulness) show which judge produced them; `≈` marks the offline
+  lexical judge, an approximation. The board never mixes judges in one ranking.
+
+A submission is one file: `.jsonl` with a header line `{{"track": ..., "system": {{...}}}}` then one prediction
+per line, or `.json` `{{"track", "system", "predictions": [...]}}`. Check it before submitting with
+`python -m leaderboard validate FILE`; rescore it with `python -m leaderboard score FILE --json`.
+
+{sections}
+"""
+

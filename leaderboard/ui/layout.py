@@ -1,0 +1,413 @@
+"""The Gradio page, generated from the track registry: one tab per track, then compare, system, submit, about.
+
+Handlers only call views.py / the board service; nothing here parses a
+submission or computes a metric.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import gradio as gr
+
+from ..service import Board
+from ..tracks import TRACKS, Track
+from . import urlstate, views
+from .about import about_markdown
+from .format import esc, num
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+CSS = (ASSETS / "style.css").read_text(encoding="utf-8") if (ASSETS / "style.css").exists() else ""
+TITLE = "Open RAG Leaderboard"
+TAGLINE = "Retrieval-augmented generation over real documents: every number recomputed from raw predictions."
+
+
+# ---- status line ------------------------------------------------------------------------------
+def status_html(board: Board) -> str:
+    st = board.status()
+    parts = [f'<span class="asof">{esc(st["data_as_of"])} · judge: {esc(st["judge"])}</span>']
+    if st["banner"]:
+        parts.append(f'<div class="banner" role="alert">{esc(st["banner"])}</div>')
+    for entry_id, p in list(board.judge_progress.items()):
+        e = board.entry(entry_id)
+        if e is not None and p.total:
+            parts.append(f'<div class="judging">Judging answers of {esc(e.name)}: '
+                         f'<progress value="{int(p.done)}" max="{int(p.total)}"></progress> {int(p.done)}/{int(p.total)}</div>')
+    return "".join(parts)
+
+
+# ---- one track tab --------------------------------------------------------------------------------
+class TrackTab:
+    """Controls, table, CSV export and lazily built charts of one track."""
+
+    def __init__(self, board: Board, track: Track):
+        self.board, self.track = board, track
+        t = track
+        metric_labels = [m.label for m in t.metrics]
+        with gr.Row(equal_height=True):
+            self.search = gr.Textbox(label="Search systems", placeholder="name or organisation", scale=2,
+                                     elem_id=f"{t.name}-search")
+            self.rank_by = gr.Dropdown(metric_labels, value=t.metric(t.rank_by).label, label="Rank by", scale=1,
+                                       elem_id=f"{t.name}-rank-by")
+            self.slice = gr.Dropdown(views.slice_choices(board, t), value=views.ALL, label="Scores on", scale=1,
+                                     elem_id=f"{t.name}-slice")
+        choices = views.filter_choices(board, t)
+        self.filter_fields = views.filter_fields(t)
+        with gr.Row():
+            self.filters = [gr.Dropdown(choices.get(f.key, []), value=[], multiselect=True, label=f.label,
+                                        elem_id=f"{t.name}-filter-{f.key}") for f in self.filter_fields]
+        with gr.Accordion("Columns", open=False):
+            self.columns = gr.CheckboxGroup(views.optional_columns(t), value=views.default_columns(t),
+                                            label="Shown columns", elem_id=f"{t.name}-columns")
+        disp, _ = views.table_frames(board, t.name)
+        self.table = gr.Dataframe(disp, datatype=views.datatypes(disp, t), interactive=False, wrap=True,
+                                  pinned_columns=3, show_search="none", max_height=640, elem_id=f"{t.name}-table",
+                                  label=f"{t.title}: ranked by {t.metric(t.rank_by).label}")
+        with gr.Row():
+            self.csv = gr.DownloadButton("Download table as CSV", size="sm", elem_id=f"{t.name}-csv")
+            gr.HTML(f'<p class="hint">{esc(t.description)} Click a header to sort; '
+                    "“Rank (CI)” is the best rank the 95% intervals allow.</p>")
+        with gr.Accordion("Charts", open=True):
+            with gr.Row():
+                self.chart_metric = gr.Dropdown(metric_labels, value=t.metric(t.rank_by).label, label="Chart metric",
+                                                scale=1, elem_id=f"{t.name}-chart-metric")
+                self.chart_system = gr.Dropdown([], label="System (for per-system charts)", scale=1,
+                                                visible=any(c.kind == "pair_heatmap" for c in t.charts))
+            self.chart_tabs, self.plots = [], []
+            with gr.Tabs(elem_id=f"{t.name}-charts"):
+                for i, c in enumerate(t.charts):
+                    with gr.Tab(c.title, id=f"{t.name}-chart-{i}") as tab:
+                        self.plots.append(gr.Plot(label=c.title, elem_id=f"{t.name}-plot-{i}"))
+                    self.chart_tabs.append(tab)
+        self.active_chart = gr.State(0)
+
+    @property
+    def controls(self) -> list:
+        return [self.rank_by, self.slice, self.search, *self.filters, self.columns]
+
+    def render(self, active, rank_by, slice_choice, search, *rest):
+        """(table update, URL query) for the current controls; the URL only while this tab is on screen."""
+        filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
+        columns = rest[len(self.filter_fields)]
+        disp, _ = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns)
+        pinned = 3 if "Rank (CI)" in disp.columns else 2
+        query = urlstate.encode({"tab": self.track.name, "rank": rank_by, "slice": None if slice_choice == views.ALL else slice_choice,
+                                 "q": search, **{f"f.{k}": v for k, v in filters.items()},
+                                 "cols": None if set(columns or []) == set(views.default_columns(self.track)) else columns or ["-"]})
+        return (gr.update(value=disp, datatype=views.datatypes(disp, self.track), pinned_columns=pinned,
+                          column_widths=views.column_widths(disp)),
+                query if active == self.track.name else gr.update())
+
+    def table_api(self, *controls):
+        """The table for a view, as an API endpoint (no URL side effect)."""
+        return self.render(None, *controls)[0]
+
+    def export(self, rank_by, slice_choice, search, *rest):
+        filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
+        _, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, None)
+        keep = [c for c in raw.columns if c not in ("judging", "errors", "flag_reason")]
+        path = Path(tempfile.mkdtemp(prefix="board-")) / f"{self.track.name}-leaderboard.csv"
+        raw[keep].to_csv(path, index=False)
+        return str(path)
+
+    def chart(self, index, metric_label, system_id, rank_by, slice_choice, search, *rest):
+        filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
+        _, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, None)
+        systems = views.chart_systems(self.board, self.track.name, raw)
+        name = next((n for n, s in systems if s.get("sha256", "")[:12] == system_id), None)
+        return views.chart(self.track, index, systems, metric_label, name)
+
+    def redraw_active(self, active, *args):
+        """Redraw only the chart on screen; the others are drawn when their tab opens."""
+        return [self.chart(i, *args) if i == active else gr.update() for i in range(len(self.plots))]
+
+    def restore(self, params: dict[str, list[str]]) -> list:
+        """Control values from a permalink (unknown values fall back to defaults)."""
+        t = self.track
+        labels = [m.label for m in t.metrics]
+        rank = urlstate.first(params, "rank")
+        slice_choice = urlstate.first(params, "slice", views.ALL)
+        cols = params.get("cols")
+        out = [gr.update(value=rank if rank in labels else t.metric(t.rank_by).label),
+               gr.update(choices=views.slice_choices(self.board, t),
+                         value=slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL),
+               gr.update(value=urlstate.first(params, "q", ""))]
+        choices = views.filter_choices(self.board, t)
+        for f in self.filter_fields:
+            wanted = [v for v in params.get(f"f.{f.key}", []) if v in choices.get(f.key, [])]
+            out.append(gr.update(choices=choices.get(f.key, []), value=wanted))
+        out.append(gr.update(value=[c for c in cols if c in views.optional_columns(t)] if cols else views.default_columns(t)))
+        return out
+
+
+# ---- the page ------------------------------------------------------------------------------------
+def build(board: Board) -> gr.Blocks:
+    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+        gr.HTML(f'<header class="board-head"><h1>{esc(TITLE)}</h1><p>{esc(TAGLINE)}</p></header>')
+        status = gr.HTML(status_html(board), elem_id="status")
+        url = gr.Textbox(visible=False, elem_id="url-state")
+        seen_version = gr.State(board.version)
+        active_tab = gr.State(next(iter(TRACKS)))  # only the view on screen writes the URL
+        tabs_by_track: dict[str, TrackTab] = {}
+        with gr.Tabs(elem_id="main-tabs") as main_tabs:
+            track_tabs = {}
+            for name, track in TRACKS.items():
+                with gr.Tab(track.title, id=name) as tab:
+                    tabs_by_track[name] = TrackTab(board, track)
+                track_tabs[name] = tab
+            with gr.Tab("Compare", id="compare") as compare_tab:
+                cmp = _compare_tab(board)
+            with gr.Tab("System", id="system") as system_tab:
+                det = _system_tab(board)
+            with gr.Tab("Submit", id="submit"):
+                _submit_tab(board)
+            with gr.Tab("About", id="about"):
+                gr.Markdown(about_markdown(), elem_id="about")
+
+        url.change(None, inputs=url, outputs=None, js=urlstate.REPLACE_STATE_JS)
+
+        # track tabs: every control re-renders the table and the URL; charts build when shown
+        for name, tt in tabs_by_track.items():
+            for control in tt.controls:
+                control.change(tt.render, [active_tab, *tt.controls], [tt.table, url], api_name=False,
+                               show_progress="hidden")
+            tt.search.submit(tt.table_api, tt.controls, tt.table, api_name=f"table_{name}")
+            track_tabs[name].select(lambda n=name: n, None, active_tab, api_name=False).then(
+                tt.render, [active_tab, *tt.controls], [tt.table, url], api_name=False, show_progress="hidden")
+            tt.csv.click(tt.export, tt.controls, tt.csv, api_name=f"export_csv_{name}")
+            chart_inputs = [tt.chart_metric, tt.chart_system, *tt.controls]
+            for i, (ctab, plot) in enumerate(zip(tt.chart_tabs, tt.plots)):
+                index = gr.Number(i, visible=False)
+                ctab.select(lambda i: i, index, tt.active_chart, api_name=False).then(
+                    tt.chart, [index, *chart_inputs], plot, api_name=False)
+            # the first chart of a track is drawn when the track tab opens
+            first = gr.Number(0, visible=False)
+            track_tabs[name].select(tt.chart, [first, *chart_inputs], tt.plots[0], api_name=False)
+            for control in (tt.chart_metric, tt.chart_system):
+                control.change(tt.redraw_active, [tt.active_chart, *chart_inputs], tt.plots, api_name=False)
+
+        # compare: the API endpoint returns the comparison; the page also writes the URL while on screen
+        def on_screen(view, fn):
+            def run(active, *args):
+                *outputs, query = fn(*args)
+                return (*outputs, query if active == view else gr.update())
+            return run
+
+        compare_tab.select(lambda: "compare", None, active_tab, api_name=False).then(
+            on_screen("compare", cmp["run"]), [active_tab, cmp["track"], cmp["a"], cmp["b"]], cmp["outputs"] + [url],
+            api_name=False)
+        for control in (cmp["a"], cmp["b"]):
+            control.change(on_screen("compare", cmp["run"]), [active_tab, cmp["track"], cmp["a"], cmp["b"]],
+                           cmp["outputs"] + [url], api_name=False)
+        cmp["track"].change(cmp["pick_track"], cmp["track"], [cmp["a"], cmp["b"]], api_name=False)
+        cmp["go"].click(lambda *a: cmp["run"](*a)[:-1], [cmp["track"], cmp["a"], cmp["b"]], cmp["outputs"], api_name="compare")
+        cmp["unit"].change(cmp["records"], [cmp["a"], cmp["b"], cmp["unit"]], cmp["record_outputs"], api_name=False)
+
+        # system detail
+        system_tab.select(lambda: "system", None, active_tab, api_name=False).then(
+            on_screen("system", det["show"]), [active_tab, det["system"]], det["outputs"] + [url], api_name=False)
+        det["system"].change(on_screen("system", det["show"]), [active_tab, det["system"]], det["outputs"] + [url],
+                             api_name=False)
+        det["pick"].click(lambda e: det["show"](e)[:-1], det["system"], det["outputs"], api_name="detail")
+        for control in (det["category"], det["search"]):
+            control.change(det["units"], [det["system"], det["category"], det["search"]], det["units_out"], api_name=False)
+        det["unit"].submit(det["record"], [det["system"], det["unit"]], det["record_out"], api_name="record")
+
+        # permalinks: restore the view named in the URL
+        restore_outputs = [main_tabs, active_tab]
+        for tt in tabs_by_track.values():
+            restore_outputs += tt.controls
+        restore_outputs += [cmp["track"], cmp["a"], cmp["b"], det["system"]]
+
+        def on_load(request: gr.Request):
+            params = urlstate.decode(request.query_params if request else {})
+            tab = urlstate.first(params, "tab", next(iter(TRACKS)))
+            valid_tabs = list(TRACKS) + ["compare", "system", "submit", "about"]
+            tab = tab if tab in valid_tabs else next(iter(TRACKS))
+            out = [gr.Tabs(selected=tab), tab]
+            for name, tt in tabs_by_track.items():
+                out += tt.restore(params if tab == name else {})
+            out += cmp["restore"](params)
+            out += det["restore"](params)
+            return out
+
+        demo.load(on_load, None, restore_outputs, api_name=False)
+
+        # new data (a pull, a submission, a finished judging run) reaches open pages
+        timer = gr.Timer(5)
+
+        def poll(version):
+            if version == board.version:
+                return gr.update(), version
+            return status_html(board), board.version
+
+        timer.tick(poll, seen_version, [status, seen_version], api_name=False, show_progress="hidden")
+    return demo
+
+
+# ---- compare tab ----------------------------------------------------------------------------------
+def _compare_tab(board: Board) -> dict:
+    first_track = next(iter(TRACKS))
+    choices = views.system_choices(board, first_track)
+    gr.HTML('<p class="hint">Pick two systems of one track: every metric with both values, the difference, its 95% CI '
+            "and a paired significance test over the units both answered.</p>")
+    with gr.Row():
+        track = gr.Dropdown([(t.title, n) for n, t in TRACKS.items()], value=first_track, label="Track",
+                            elem_id="compare-track")
+        a = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="System A", elem_id="compare-a", allow_custom_value=True)
+        b = gr.Dropdown(choices, value=choices[1][1] if len(choices) > 1 else None, label="System B", elem_id="compare-b", allow_custom_value=True)
+        go = gr.Button("Compare", variant="primary", scale=0, elem_id="compare-go")
+    summary = gr.HTML(elem_id="compare-summary")
+    metrics = gr.Dataframe(interactive=False, label="Metrics", elem_id="compare-metrics", datatype="str")
+    plot = gr.Plot(label="Difference per category", elem_id="compare-plot")
+    top = gr.Dataframe(interactive=False, label="Where they differ most", wrap=True, datatype="str",
+                       elem_id="compare-top", max_height=420)
+    unit = gr.Dropdown([], label="Show both raw predictions for", elem_id="compare-unit", allow_custom_value=True)
+    with gr.Row():
+        rec_a = gr.Code(language="json", label="A's prediction", elem_id="compare-rec-a")
+        rec_b = gr.Code(language="json", label="B's prediction", elem_id="compare-rec-b")
+
+    def run(track_name, a_id, b_id):
+        text, mframe, fig, topf = views.compare_view(board, a_id, b_id)
+        units = topf["Unit"].tolist() if "Unit" in topf else []
+        query = urlstate.encode({"tab": "compare", "track": track_name, "a": a_id, "b": b_id})
+        return (f'<p class="compare-summary">{text}</p>', mframe, fig, topf,
+                gr.update(choices=units, value=units[0] if units else None), query)
+
+    def pick_track(track_name):
+        ch = views.system_choices(board, track_name)
+        return (gr.update(choices=ch, value=ch[0][1] if ch else None),
+                gr.update(choices=ch, value=ch[1][1] if len(ch) > 1 else None))
+
+    def records(a_id, b_id, unit_id):
+        return views.both_records(board, a_id, b_id, unit_id)
+
+    def restore(params):
+        track_name = urlstate.first(params, "track", first_track)
+        if track_name not in TRACKS:
+            track_name = first_track
+        ch = views.system_choices(board, track_name)
+        ids = [i for _, i in ch]
+        want_a, want_b = urlstate.first(params, "a"), urlstate.first(params, "b")
+        return [gr.update(value=track_name),
+                gr.update(choices=ch, value=want_a if want_a in ids else (ids[0] if ids else None)),
+                gr.update(choices=ch, value=want_b if want_b in ids else (ids[1] if len(ids) > 1 else None))]
+
+    return {"track": track, "a": a, "b": b, "go": go, "unit": unit, "run": run, "pick_track": pick_track,
+            "records": records, "restore": restore, "outputs": [summary, metrics, plot, top, unit],
+            "record_outputs": [rec_a, rec_b]}
+
+
+# ---- system tab -------------------------------------------------------------------------------------
+def _all_systems(board: Board) -> list[tuple[str, str]]:
+    out = []
+    for name, t in TRACKS.items():
+        for e in board.entries(name):
+            out.append((f"{t.title} · {e.name[:60]} · {e.id[:7]} ({e.status})", e.id))
+    return out
+
+
+def _system_tab(board: Board) -> dict:
+    choices = _all_systems(board)
+    with gr.Row():
+        system = gr.Dropdown(choices, value=None, label="Submission", elem_id="system-pick", scale=4, allow_custom_value=True)
+        pick = gr.Button("Show", scale=0, elem_id="system-show")
+    meta = gr.HTML(elem_id="system-meta")
+    breakdown = gr.Dataframe(interactive=False, label="Scores per category", datatype="str", elem_id="system-breakdown")
+    with gr.Row():
+        category = gr.Dropdown([], label="Filter units by category", elem_id="system-category", allow_custom_value=True)
+        search = gr.Textbox(label="Search units", elem_id="system-search")
+    units = gr.Dataframe(interactive=False, label="Per-unit scores (first 500 that match)", datatype="str",
+                         elem_id="system-units", max_height=420)
+    unit = gr.Textbox(label="Raw prediction for unit (type or paste a unit id, then Enter)", elem_id="system-unit")
+    record = gr.Code(language="json", label="Raw prediction record", elem_id="system-record")
+
+    def show(entry_id):
+        html, bd, uf = views.detail(board, entry_id)
+        cats = sorted({str(v) for c in uf.columns if c not in ("Unit",) and uf[c].dtype == object
+                       and not str(uf[c].iloc[0] if len(uf) else "").replace(".", "").isdigit() for v in uf[c].unique()
+                       if v and v != "not answered"}) if len(uf) else []
+        query = urlstate.encode({"tab": "system", "sys": entry_id})
+        return html, bd, gr.update(choices=[""] + cats, value=""), uf, query
+
+    def units_fn(entry_id, cat, text):
+        e = board.entry(entry_id) if entry_id else None
+        return views.unit_frame(board, e, cat or None, text or "") if e else None
+
+    def restore(params):
+        want = urlstate.first(params, "sys")
+        ids = [i for _, i in _all_systems(board)]
+        return [gr.update(choices=_all_systems(board), value=want if want in ids else None)]
+
+    return {"system": system, "pick": pick, "category": category, "search": search, "unit": unit, "show": show, "units": units_fn,
+            "record": lambda e, u: views.unit_record(board, e, (u or "").strip()), "restore": restore,
+            "outputs": [meta, breakdown, category, units], "units_out": units, "record_out": record}
+
+
+# ---- submit tab -------------------------------------------------------------------------------------
+def _on_space() -> bool:
+    return bool(os.environ.get("SPACE_ID"))
+
+
+def _submit_tab(board: Board) -> None:
+    gr.HTML('<p class="hint">Upload one file (.json, .jsonl, optionally .gz). It is validated first: an invalid file is '
+            "never stored, and you see every problem. A valid one is stored in the submissions repository and "
+            "rescored from its raw predictions.</p>")
+    if _on_space():
+        gr.LoginButton()
+        user_box = None
+    else:
+        user_box = gr.Textbox(label="Your name (local mode: no login)", value="local-user", elem_id="submit-user")
+    track = gr.Dropdown([(t.title, n) for n, t in TRACKS.items()], value=next(iter(TRACKS)), label="Track",
+                        elem_id="submit-track")
+    upload = gr.File(label="Submission file", file_types=[".json", ".jsonl", ".gz"], type="filepath", elem_id="submit-file")
+    with gr.Row():
+        name = gr.Textbox(label="System name (overrides the file's header)", elem_id="submit-name")
+        org = gr.Textbox(label="Organisation", elem_id="submit-org")
+        link = gr.Textbox(label="Link (http/https)", elem_id="submit-link")
+    description = gr.Textbox(label="Description", lines=2, elem_id="submit-description")
+    go = gr.Button("Validate and submit", variant="primary", elem_id="submit-go")
+    result = gr.HTML(elem_id="submit-result")
+
+    def submit(track_name, path, sys_name, organisation, url, desc, user_name=None, profile: gr.OAuthProfile | None = None):
+        user = profile.username if profile is not None else (user_name or "").strip()
+        if _on_space() and profile is None:
+            return '<div class="errors">Log in with Hugging Face to submit.</div>'
+        if not user:
+            return '<div class="errors">Enter a name to submit under.</div>'
+        if not path:
+            return '<div class="errors">Choose a file to upload.</div>'
+        overrides = {k: v.strip() for k, v in (("name", sys_name), ("organization", organisation), ("link", url),
+                                               ("description", desc)) if v and v.strip()}
+        return submission_result_html(board, track_name, user, Path(path), overrides)
+
+    inputs = [track, upload, name, org, link, description] + ([user_box] if user_box is not None else [])
+    go.click(submit, inputs, result, api_name="submit")
+
+
+def submission_result_html(board: Board, track_name: str, user: str, path: Path, overrides: dict) -> str:
+    from ..submission import with_system
+
+    data = path.read_bytes()
+    try:
+        data = with_system(data, path.name, overrides) if overrides else data
+    except ValueError as exc:
+        return f'<div class="errors">{esc(exc)}</div>'
+    status = board.submit(user=user, track=track_name, filename=path.name, data=data, metadata={"form": overrides})
+    head = f'<p class="submit-{esc(status.state)}"><b>{esc(status.state.replace("_", " "))}</b>: {esc(status.message)}</p>'
+    if status.errors:
+        items = "".join(f"<li><code>{esc(e)}</code></li>" for e in status.errors)
+        head += f'<div class="errors"><ul>{items}</ul></div>'
+    if status.ok and status.file is not None:
+        e = next((x for x in board.entries() if x.path == status.file.path), None)
+        if e is not None and e.status == "scored":
+            track = TRACKS[e.summary["track"]]
+            cells = "".join(f"<tr><th>{esc(m.label)}</th><td>{num(e.summary['overall'].get(m.key))}</td></tr>"
+                            for m in track.metrics if m.key in e.summary.get("overall", {}))
+            head += (f"<p>Scored: submission <code>{esc(e.id)}</code>"
+                     f"{' (answers are being judged)' if e.judging else ''}.</p><table class='meta'>{cells}</table>")
+        elif e is not None:
+            head += f"<p>Status: {esc(e.status)}.</p>"
+    return head
