@@ -63,7 +63,7 @@ def family_of(dataset: str) -> str:
 
 class VdrTrack(Track):
     name = "vdr"
-    title = "Visual document retrieval under compression"
+    title = "VDR compression"
     description = "Multi-vector visual document retrieval: nDCG@5 per dataset against the share of patch vectors removed."
     metrics = (
         Metric("ndcg@5", "nDCG@5", "nDCG@5 (trec_eval conventions, graded gains), mean over the submission's datasets."),

@@ -96,8 +96,10 @@ class TrackTab:
         query = urlstate.encode({"tab": self.track.name, "rank": rank_by, "slice": None if slice_choice == views.ALL else slice_choice,
                                  "q": search, **{f"f.{k}": v for k, v in filters.items()},
                                  "cols": None if set(columns or []) == set(views.default_columns(self.track)) else columns or ["-"]})
+        rank_label = rank_by if rank_by in [m.label for m in self.track.metrics] else self.track.metric(self.track.rank_by).label
+        scope = "" if slice_choice in (None, views.ALL) else f", scores on {slice_choice}"
         return (gr.update(value=disp, datatype=views.datatypes(disp, self.track), pinned_columns=pinned,
-                          column_widths=views.column_widths(disp)),
+                          column_widths=views.column_widths(disp), label=f"{self.track.title}: ranked by {rank_label}{scope}"),
                 query if active == self.track.name else gr.update())
 
     def table_api(self, *controls):
