@@ -33,8 +33,10 @@ def _fail(lines: list[str]) -> None:
 
 
 def _check(args):
+    from .settings import settings
+
     data = _read(args.submission, args.max_bytes)
-    gold = {name: args.gold for name in TRACKS} if args.gold else None
+    gold = {name: args.gold for name in TRACKS} if args.gold else settings().gold
     try:
         checked = check(data, Path(args.submission).name, gold, args.max_bytes)
     except (FileNotFoundError, KeyError, ValueError) as exc:  # gold, not the submission, is broken
@@ -55,18 +57,38 @@ def cmd_validate(args) -> None:
 def _make_judge(kind: str | None):
     if kind in (None, "none"):
         return None
-    from .judge import make_judge
+    from .judge import JudgeConfigError, make_judge
     from .settings import settings
 
-    return make_judge(kind, **settings().judge_kwargs())
+    try:
+        return make_judge(kind, **settings().judge_kwargs())
+    except JudgeConfigError as exc:
+        print(f"judge: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 def cmd_score(args) -> None:
     data, checked = _check(args)
     if not checked.ok:
         _fail(checked.errors)
-    judge = _make_judge(args.judge)
-    result = score_checked(checked, content_hash(data), judge).summary
+    from .settings import settings
+
+    judge = _make_judge(args.judge or settings().judge)
+    track = checked.track_obj
+    if judge is not None and args.dry_run:
+        items = track.judge_items(checked.parsed, checked.gold)
+        est = judge.estimate(items)
+        print(json.dumps({"judge": judge.name, "answers": len(items), **est}))
+        return
+    if judge is not None:
+        from .judge import TqdmProgress
+
+        with TqdmProgress(f"judging with {judge.name}", disable=None) as progress:
+            result = score_checked(checked, content_hash(data), judge, progress).summary
+        if getattr(judge, "approximate", False):
+            print(f"note: {judge.description}", file=sys.stderr)
+    else:
+        result = score_checked(checked, content_hash(data), None).summary
     out = {k: result[k] for k in ("track", "system", "n", "missing", "overall", "ci", "breakdowns")}
     out["judge"] = result["judge"]
     if "judge_ledger" in result:
@@ -105,8 +127,10 @@ def main(argv: list[str] | None = None) -> None:
         p.set_defaults(fn=fn)
         if name == "score":
             p.add_argument("--json", action="store_true", help="print one JSON object")
-            p.add_argument("--judge", choices=("none", "lexical", "openai"), default="none",
-                           help="judge for completeness / faithfulness (unidoc)")
+            p.add_argument("--judge", choices=("none", "lexical", "openai"), default=None,
+                           help="judge for completeness / faithfulness (unidoc); default: $JUDGE or none")
+            p.add_argument("--dry-run", action="store_true",
+                           help="with --judge: print how many judge calls and tokens scoring would cost, spend nothing")
     p = sub.add_parser("demo", help="regenerate the bundled demo data")
     p.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "assets" / "demo"))
     p.add_argument("--seed", type=int, default=0)

@@ -1,0 +1,65 @@
+"""`python -m leaderboard score --judge ...` end to end: the real openai client against a local server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from openaifake import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[1]
+SUBMISSION = sorted((ROOT / "assets" / "demo" / "submissions" / "unidoc").glob("*.jsonl"))[0]
+
+
+def run_score(env_extra: dict, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, **env_extra}
+    return subprocess.run([sys.executable, "-m", "leaderboard", "score", str(SUBMISSION), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+def test_openai_judge_scores_and_a_rerun_costs_nothing(server, tmp_path):
+    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test", "JUDGE_MODEL": "fake-judge",
+           "LEADERBOARD_DATA_DIR": str(tmp_path)}
+    dry = run_score(env, "--judge", "openai", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    estimate = json.loads(dry.stdout)
+    assert estimate["judge"] == "openai:fake-judge" and estimate["calls"] > 0 and server.calls == 0  # spent nothing
+
+    first = run_score(env, "--judge", "openai", "--json")
+    assert first.returncode == 0, first.stderr
+    out = json.loads(first.stdout)
+    assert out["judge"] == "openai:fake-judge"
+    assert 0 <= out["overall"]["completeness"] <= 1 and 0 <= out["overall"]["faithfulness"] <= 1
+    answered = out["judge_ledger"]["items"]
+    assert 0 < out["judge_ledger"]["calls"] <= 2 * answered  # at most two calls per answer
+    assert server.calls == out["judge_ledger"]["calls"] + out["judge_ledger"]["gold_calls"]
+
+    again = json.loads(run_score(env, "--judge", "openai", "--json").stdout)
+    assert again["judge_ledger"]["calls"] == 0 and again["judge_ledger"]["gold_calls"] == 0
+    assert again["overall"] == out["overall"]
+
+
+def test_lexical_judge_is_offline_and_labelled(tmp_path):
+    res = run_score({"LEADERBOARD_DATA_DIR": str(tmp_path)}, "--judge", "lexical", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["judge"] == "lexical-v1" and "completeness" in out["overall"]
+    assert "approximation" in res.stderr
+
+
+def test_without_a_judge_e2e_is_not_judged(tmp_path):
+    res = run_score({"LEADERBOARD_DATA_DIR": str(tmp_path), "JUDGE": ""}, "--json")
+    out = json.loads(res.stdout)
+    assert out["judge"] == "none" and "completeness" not in out["overall"]
+    assert "not judged" in run_score({"LEADERBOARD_DATA_DIR": str(tmp_path)}).stdout
