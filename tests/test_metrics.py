@@ -204,3 +204,24 @@ def test_batched_unidoc_scoring_equals_the_per_question_function(lists):
         p, r = page_overlap_precision_recall(cands, qs[i].contexts)
         assert scores.units["precision@10"][i] == pytest.approx(p)
         assert scores.units["recall@10"][i] == pytest.approx(r)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_batched_ndcg_equals_the_scalar_definition_with_ties(data):
+    from leaderboard.metrics.ranking import ideal_dcg, ndcg_at_k_many
+
+    docs_pool = [f"d{i}" for i in range(12)]
+    rankings, grades = [], []
+    for _ in range(data.draw(st.integers(1, 6))):
+        ranked = data.draw(st.lists(st.sampled_from(docs_pool), unique=True, min_size=1, max_size=12))
+        scores = data.draw(st.lists(st.sampled_from([0.0, 1.0, 1.5, 2.0, 3.0]), min_size=len(ranked), max_size=len(ranked)))
+        g = data.draw(st.dictionaries(st.sampled_from(docs_pool), st.integers(1, 3), min_size=1, max_size=5))
+        rankings.append((ranked, scores))
+        grades.append(g)
+    flat_docs = [d for r, _ in rankings for d in r]
+    flat_scores = np.array([s for _, sc in rankings for s in sc], dtype=float)
+    lens = np.array([len(r) for r, _ in rankings])
+    got = ndcg_at_k_many(flat_scores, flat_docs, lens, grades, np.array([ideal_dcg(g, 5) for g in grades]), 5)
+    for value, (ranked, scores), g in zip(got, rankings, grades):
+        assert value == pytest.approx(ndcg_at_k(ranked, scores, g, 5))

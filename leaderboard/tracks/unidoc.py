@@ -360,11 +360,12 @@ def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | Non
     lens = list(map(len, lists))
     if not flat:
         return [[] for _ in lists], ([], [], [], lens)
-    if set(map(type, flat)) != {dict}:
+    try:  # dict.get refuses anything but a dict: no separate type pass needed
+        docs = list(map(dict.get, flat, repeat("doc")))
+        pages = list(map(dict.get, flat, repeat("pages")))
+        mods = list(map(dict.get, flat, repeat("modality")))
+    except TypeError:
         return None
-    docs = list(map(dict.get, flat, repeat("doc")))
-    pages = list(map(dict.get, flat, repeat("pages")))
-    mods = list(map(dict.get, flat, repeat("modality")))
     if set(map(type, docs)) != {str} or "" in docs or set(map(type, pages)) != {list}:
         return None
     if not set(map(len, pages)) <= {1, 2} or not set(map(type, mods)) <= {str, _NONE}:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain, compress, repeat
 from pathlib import Path
 
 import numpy as np
 
-from ..metrics import BootstrapPlan, ndcg_at_k
-from ..metrics.ranking import ideal_dcg
+from ..metrics import BootstrapPlan
+from ..metrics.ranking import ideal_dcg, ndcg_at_k_many
 from ..problems import Problems
 from ..submission import Envelope
 from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, finite_number, hash_files
@@ -46,10 +48,19 @@ class VdrGold(Gold):
     def unit_pos(self) -> dict[tuple[str, str], int]:
         return {u: i for i, u in enumerate(self.unit_keys)}
 
+    @cached_property
+    def idcg(self) -> dict[tuple[str, str], float]:
+        return {(ds, q): ideal_dcg(self.qrels[ds][q], K) for ds, q in self.unit_keys}
+
 
 @dataclass
 class VdrRun:
-    rankings: dict[tuple[str, str], tuple[list, list]]  # (dataset, query) -> (docs, scores)
+    """Validated rankings, flat: ranking i is docs / scores [starts[i], starts[i] + lens[i])."""
+
+    keys: list[tuple[str, str]]  # (dataset, query) per ranking
+    docs: list[str]
+    scores: np.ndarray
+    lens: np.ndarray
     storage: dict[str, dict]
 
 
@@ -140,7 +151,10 @@ class VdrTrack(Track):
         return system
 
     def validate(self, env: Envelope, gold: VdrGold, problems: Problems) -> VdrRun:
-        parsed: dict[tuple[str, str], tuple[list, list]] = {}
+        keys: list[tuple[str, str]] = []
+        rankings: list[list] = []
+        wheres: list[str] = []
+        seen: set[tuple[str, str]] = set()
         for rec, where in zip(env.records, env.locations):
             if type(rec) is not dict:
                 problems.error(where, f"expected a prediction object, got {type(rec).__name__}")
@@ -152,53 +166,48 @@ class VdrTrack(Track):
             if type(qid) is not str or qid not in gold.qrels[ds]:
                 problems.error(where, f"unknown query id in {ds}", record=qid if type(qid) is str else repr(qid), field="query_id")
                 continue
-            if (ds, qid) in parsed:
+            if (ds, qid) in seen:
                 problems.error(where, f"repeated query in {ds}", record=qid, field="query_id")
                 continue
+            seen.add((ds, qid))
             ranking = rec.get("ranking")
             if type(ranking) is not list or not 1 <= len(ranking) <= MAX_RANKING:
                 problems.error(where, f"expected a list of 1 to {MAX_RANKING} {{doc, score}} entries", record=qid, field="ranking")
                 continue
-            try:
-                docs = [e["doc"] for e in ranking]
-                scores = [e["score"] for e in ranking]
-            except (TypeError, KeyError):
-                problems.error(where, "every entry needs doc (string) and score (number)", record=qid, field="ranking")
-                continue
-            # Type checks on whole lists keep this loop at C speed for 100-doc rankings.
-            if set(map(type, docs)) != {str}:
-                problems.error(where, "doc: expected strings", record=qid, field="ranking")
-                continue
-            if not set(map(type, scores)) <= {int, float} or not np.isfinite(scores).all():
-                problems.error(where, "score: expected finite numbers (no NaN / inf)", record=qid, field="ranking")
-                continue
-            if len(set(docs)) != len(docs):
-                problems.error(where, "a doc appears twice in the ranking", record=qid, field="ranking")
-                continue
-            parsed[(ds, qid)] = (docs, scores)
+            keys.append((ds, qid))
+            rankings.append(ranking)
+            wheres.append(where)
         if not env.records:
             problems.error("file", "the submission has no prediction")
+        run = _bulk_rankings(keys, rankings)
+        if run is None:  # something is malformed: check ranking by ranking to say precisely what
+            for (ds, qid), ranking, where in zip(keys, rankings, wheres):
+                problem = _ranking_problem(ranking)
+                if problem:
+                    problems.error(where, problem, record=qid, field="ranking")
+            run = VdrRun([], [], np.zeros(0), np.zeros(0, dtype=np.int64), {})
         storage = env.system.get("storage") if isinstance(env.system, dict) else None
         if isinstance(storage, dict):
-            for ds in sorted({ds for ds, _ in parsed}):
+            for ds in sorted({ds for ds, _ in keys}):
                 if ds not in storage:
                     problems.error(env.header_where, f"dataset {ds} has predictions but no storage entry", field="system.storage")
-        return VdrRun(parsed, storage if isinstance(storage, dict) else {})
+        run.storage = storage if isinstance(storage, dict) else {}
+        return run
 
     def score(self, run: VdrRun, gold: VdrGold, verdicts: dict | None = None) -> Scores:
-        parsed = run.rankings
-        datasets = sorted({ds for ds, _ in parsed})
+        # datasets with predictions and at least one query with a relevant document
+        datasets = sorted({ds for ds, _ in run.keys if gold.judged[ds]})
         units = np.full(len(gold.unit_keys), np.nan)
-        per_ds: dict[str, np.ndarray] = {}
-        for ds in datasets:
-            scores = []
-            for q in gold.judged[ds]:
-                got = parsed.get((ds, q))
-                s = ndcg_at_k(got[0], got[1], gold.qrels[ds][q], K) if got else 0.0
-                if got:
-                    units[gold.unit_pos[(ds, q)]] = s
-                scores.append(s)
-            per_ds[ds] = np.asarray(scores)
+        judged = np.fromiter((key in gold.unit_pos for key in run.keys), dtype=bool, count=len(run.keys))
+        if judged.any():
+            flat = np.repeat(judged, run.lens)
+            docs = list(compress(run.docs, flat.tolist()))
+            keys = list(compress(run.keys, judged.tolist()))
+            values = ndcg_at_k_many(run.scores[flat], docs, run.lens[judged], [gold.qrels[ds][q] for ds, q in keys],
+                                    np.array([gold.idcg[key] for key in keys]), K)
+            units[[gold.unit_pos[key] for key in keys]] = values
+        # a judged query without a ranking scores 0 in a dataset the submission covers
+        per_ds = {ds: np.nan_to_num(units[[gold.unit_pos[(ds, q)] for q in gold.judged[ds]]]) for ds in datasets}
         storage = run.storage
         compression = {ds: 1 - storage[ds]["vectors"] / storage[ds]["vectors_uncompressed"] for ds in datasets if ds in storage}
         overall = {"ndcg@5": float(np.mean([v.mean() for v in per_ds.values()]))}
@@ -217,3 +226,44 @@ class VdrTrack(Track):
         answered = int(np.count_nonzero(~np.isnan(units)))
         return Scores(n=n, missing=n - answered, overall=overall, ci={"ndcg@5": [float(low), float(high)]},
                       breakdowns=breakdowns, units={"ndcg@5": units}, extra={"datasets": datasets})
+
+
+_NONE = type(None)
+
+
+def _bulk_rankings(keys: list, rankings: list[list]) -> VdrRun | None:
+    """All rankings of a well-formed file checked with whole-file passes; None when any check fails."""
+    flat = list(chain.from_iterable(rankings))
+    lens = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))
+    if not flat:
+        return VdrRun(keys, [], np.zeros(0), lens, {})
+    try:  # dict.get refuses anything but a dict: no separate type pass needed
+        docs = list(map(dict.get, flat, repeat("doc")))
+        scores = list(map(dict.get, flat, repeat("score")))
+    except TypeError:
+        return None
+    if set(map(type, docs)) != {str} or not set(map(type, scores)) <= {int, float}:
+        return None
+    values = np.array(scores, dtype=np.float64)
+    if not np.isfinite(values).all():
+        return None
+    pos = 0
+    for n in lens.tolist():  # a doc twice in one ranking
+        if len(set(docs[pos:pos + n])) != n:
+            return None
+        pos += n
+    return VdrRun(keys, docs, values, lens, {})
+
+
+def _ranking_problem(ranking: list) -> str | None:
+    """What is wrong with one ranking, or None."""
+    if any(type(e) is not dict for e in ranking):
+        return "every entry needs doc (string) and score (number)"
+    docs, scores = [e.get("doc") for e in ranking], [e.get("score") for e in ranking]
+    if any(type(d) is not str for d in docs):
+        return "doc: expected strings"
+    if any(type(s) not in (int, float) or not math.isfinite(s) for s in scores):
+        return "score: expected finite numbers (no NaN / inf)"
+    if len(set(docs)) != len(docs):
+        return "a doc appears twice in the ranking"
+    return None

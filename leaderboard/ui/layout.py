@@ -328,9 +328,8 @@ def _system_tab(board: Board) -> dict:
 
     def show(entry_id):
         html, bd, uf = views.detail(board, entry_id)
-        cats = sorted({str(v) for c in uf.columns if c not in ("Unit",) and uf[c].dtype == object
-                       and not str(uf[c].iloc[0] if len(uf) else "").replace(".", "").isdigit() for v in uf[c].unique()
-                       if v and v != "not answered"}) if len(uf) else []
+        e = board.entry(entry_id) if entry_id else None
+        cats = views.unit_categories(board, e) if e is not None and len(uf) else []
         query = urlstate.encode({"tab": "system", "sys": entry_id})
         return html, bd, gr.update(choices=[""] + cats, value=""), uf, query
 

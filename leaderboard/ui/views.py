@@ -292,6 +292,32 @@ def unit_frame(board: Board, e: Entry, category: str | None = None, search: str 
     return df.head(limit).reset_index(drop=True)
 
 
+_NOT_CATEGORIES = ("gold", "relevant", "question", "query")  # unit texts and ids, never a filter
+
+
+def unit_categories(board: Board, e: Entry, most: int = 64) -> list[str]:
+    """Values to filter a submission's units by: the gold's category columns (domain, language, dataset...).
+
+    A column of the track's unit info is a category when it has few distinct
+    values over the whole gold (at most `most`, and fewer than half the units):
+    question texts, gold answers and query ids never are.
+    """
+    track = TRACKS.get(e.summary.get("track") or "")
+    if track is None:
+        return []
+    info = board.unit_info(track.name)
+    values: dict[str, set[str]] = {}
+    for row in info.values():
+        for k, v in row.items():
+            if isinstance(v, str) and k not in _NOT_CATEGORIES:
+                values.setdefault(k, set()).add(v)
+    out: set[str] = set()
+    for k, seen in values.items():
+        if len(seen) <= most and len(seen) < max(2, len(info) / 2):
+            out |= seen
+    return sorted(v for v in out if v)
+
+
 def unit_record(board: Board, entry_id: str | None, unit: str | None) -> str:
     e = board.entry(entry_id) if entry_id else None
     if e is None or not unit:
