@@ -16,8 +16,8 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 if not os.environ.get("SUBMISSIONS_REPO") and not any(os.environ.get(f"{t}_GOLD") for t in ("UNIDOC", "FUTUREPEDIA", "VDR")):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing to fetch from the Hub in the local default
 
-from leaderboard.service import Board  # noqa: E402
-from leaderboard.ui import build_app, launch_kwargs  # noqa: E402
+from leaderboard.service import Board
+from leaderboard.ui import build_app, launch_kwargs
 
 
 def main() -> None:

@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-from hubfake import running_hub
-
 from leaderboard.store import HubStore
+
+from hubfake import running_hub
 
 TOKEN = "hf_benchBENCHbench0123456789"
 REPO = "bench/submissions"

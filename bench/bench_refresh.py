@@ -23,13 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-from hubfake import running_hub  # noqa: E402
+from leaderboard.demo import make_submissions
+from leaderboard.service import Board
+from leaderboard.settings import Settings
+from leaderboard.store import StoreSettings
+from leaderboard.tracks.base import DEMO_GOLD
 
-from leaderboard.demo import make_submissions  # noqa: E402
-from leaderboard.service import Board  # noqa: E402
-from leaderboard.settings import Settings  # noqa: E402
-from leaderboard.store import StoreSettings  # noqa: E402
-from leaderboard.tracks.base import DEMO_GOLD  # noqa: E402
+from hubfake import running_hub
 
 TOKEN = "hf_benchBENCHbench0123456789"
 TRACKS = ("unidoc", "futurepedia", "vdr")

@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from leaderboard.demo import make_gold, make_submissions  # noqa: E402
-from leaderboard.scoring import check, content_hash, score_checked  # noqa: E402
-from leaderboard.submission import parse_envelope  # noqa: E402
-from leaderboard.tracks import TRACKS  # noqa: E402
+from leaderboard.demo import make_gold, make_submissions
+from leaderboard.scoring import check, content_hash, score_checked
+from leaderboard.submission import parse_envelope
+from leaderboard.tracks import TRACKS
 
 
 def peak_rss_mb() -> float:

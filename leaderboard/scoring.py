@@ -15,7 +15,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,7 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
     base = {
         "sha256": sha256, "track": checked.track, "system": _plain_system(checked.system),
         "errors": checked.errors, "warnings": checked.warnings, "records": checked.records,
-        "metric_version": METRIC_VERSION, "scored_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "metric_version": METRIC_VERSION, "scored_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "judge": NO_JUDGE,
     }
     if not checked.ok:
@@ -259,4 +259,4 @@ class Rescorer:
     def _invalid(sha: str, errors: list[str]) -> dict:
         return {"sha256": sha, "track": None, "system": {}, "status": "invalid", "errors": errors, "warnings": [],
                 "metric_version": METRIC_VERSION, "judge": NO_JUDGE,
-                "scored_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                "scored_at": datetime.now(UTC).isoformat(timespec="seconds")}

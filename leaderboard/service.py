@@ -60,7 +60,7 @@ class Board:
         return make_judge(self.settings.judge, **self.settings.judge_kwargs())
 
     # ---- lifecycle ---------------------------------------------------------------------
-    def start(self, background: bool = True) -> "Board":
+    def start(self, background: bool = True) -> Board:
         """First pull (synchronous: the page has data when it opens), then the timer and the judge."""
         try:
             if self.store.pull_results(self.settings.results_dir):

@@ -46,7 +46,7 @@ class Settings:
                 "api_key": self.openai_api_key, "concurrency": self.judge_concurrency}
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, *, default_judge: str = "none") -> "Settings":
+    def from_env(cls, env: Mapping[str, str] | None = None, *, default_judge: str = "none") -> Settings:
         env = os.environ if env is None else env
 
         def text(name: str) -> str | None:

@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hubfake import fake_hub  # noqa: F401 (fixture)
 from leaderboard.tracks import TRACKS
+
+from hubfake import fake_hub  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_GOLD = ROOT / "assets" / "demo" / "gold"

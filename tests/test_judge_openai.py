@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from openaifake import GULLIBLE_TRIGGER, FakeOpenAI
 
 from leaderboard.judge import JudgeConfigError, JudgeItem, Verdict, make_judge, prompts
 from leaderboard.metrics.judged import completeness, faithfulness
+
+from openaifake import GULLIBLE_TRIGGER, FakeOpenAI
 
 Q = "How did the plant's output change?"
 GOLD = "The plant produced 400 megawatts in 2010. Output doubled by 2020. The operator is Northwind Energy."

@@ -8,11 +8,12 @@ from itertools import permutations
 
 import pytest
 
-from conftest import FUTUREPEDIA_GOLD, UNIDOC_GOLD, needs_futurepedia, needs_unidoc
 from leaderboard.scoring import score_bytes
 from leaderboard.tracks import TRACKS
 from leaderboard.tracks.futurepedia import LANGS
 from leaderboard.tracks.unidoc import context_of, flatten_answer
+
+from conftest import FUTUREPEDIA_GOLD, UNIDOC_GOLD, needs_futurepedia, needs_unidoc
 
 
 @needs_unidoc

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 import leaderboard.scoring as scoring
-from hubfake import FAKE_TOKEN, fake_hub  # noqa: F401 (fixture)
 from leaderboard.service import Board
 from leaderboard.settings import Settings
-from leaderboard.submission import with_system
 from leaderboard.store import StoreSettings
+from leaderboard.submission import with_system
 from leaderboard.ui.layout import status_html
+
+from hubfake import FAKE_TOKEN, fake_hub  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "assets" / "demo" / "submissions"

@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hubfake import running_hub
 
 from leaderboard.store import (
     DuplicateSubmission,
@@ -23,6 +22,8 @@ from leaderboard.store import (
     open_store,
     submit_checked,
 )
+
+from hubfake import running_hub
 
 TOKEN = "hf_SECRETtokenDoNotLeak0123456789abcd"
 REPO = "org/rag-submissions"
@@ -303,7 +304,8 @@ def test_submit_checked_never_uploads_an_invalid_file(hub, make_store):
     )
     assert status.state == "invalid" and "expected a .json" in status.errors[0]
 
-    accept = lambda data, name: FakeReport(True, [], "unidoc", {"name": "alice-rag"})
+    def accept(data, name):
+        return FakeReport(True, [], "unidoc", {"name": "alice-rag"})
     status = submit_checked(
         store, accept, user="alice", filename="run.jsonl", data=b"x", track="vdr"
     )
@@ -313,7 +315,8 @@ def test_submit_checked_never_uploads_an_invalid_file(hub, make_store):
 
 def test_submit_checked_statuses(hub, make_store):
     store = make_store(submissions_per_day=1)
-    accept = lambda data, name: FakeReport(True, [], "unidoc", {"name": "alice-rag"})
+    def accept(data, name):
+        return FakeReport(True, [], "unidoc", {"name": "alice-rag"})
     data = jsonl("unidoc", "alice-rag")
 
     queued = submit_checked(
@@ -363,7 +366,7 @@ def test_two_users_submitting_at_the_same_moment_both_land(hub, make_store):
             results.append(
                 store.submit("unidoc", user, "jsonl", data, {"system": {"name": user}})
             )
-        except Exception as exc:  # noqa: BLE001  (any failure is reported below)
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=job) for job in jobs]
@@ -559,7 +562,8 @@ def _exercise_failures(hub, store, texts: list[str], results_dir: Path) -> None:
     refresher = Refresher(store)
     refresher.refresh_now()
     texts.append(refresher.banner())
-    accept = lambda data, name: FakeReport(True, [], "unidoc", {})
+    def accept(data, name):
+        return FakeReport(True, [], "unidoc", {})
     texts.append(
         submit_checked(store, accept, user="a", filename="r.jsonl", data=b"y").message
     )

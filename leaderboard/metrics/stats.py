@@ -35,7 +35,7 @@ class BootstrapPlan:
     strata: tuple[np.ndarray, ...]
 
     @classmethod
-    def for_sizes(cls, sizes: tuple[int, ...], resamples: int = RESAMPLES, seed: int = SEED) -> "BootstrapPlan":
+    def for_sizes(cls, sizes: tuple[int, ...], resamples: int = RESAMPLES, seed: int = SEED) -> BootstrapPlan:
         return _plan(tuple(int(s) for s in sizes), resamples, seed)
 
     @property

@@ -294,7 +294,6 @@ class UnidocTrack(Track):
             if ok.any():
                 low, high = BootstrapPlan.for_sizes((int(ok.sum()),)).ci([v[ok]])[0]
                 ci[key] = [float(low), float(high)]
-        qs = gold.questions
         breakdowns = {axis.key: means_by(values, *gold.categories[axis.key]) for axis in self.axes}
         # Per-unit scores keep NaN where the system gave nothing usable, so a
         # comparison can restrict itself to the questions both systems answered.

@@ -181,7 +181,7 @@ class VdrTrack(Track):
             problems.error("file", "the submission has no prediction")
         run = _bulk_rankings(keys, rankings)
         if run is None:  # something is malformed: check ranking by ranking to say precisely what
-            for (ds, qid), ranking, where in zip(keys, rankings, wheres):
+            for (_, qid), ranking, where in zip(keys, rankings, wheres):
                 problem = _ranking_problem(ranking)
                 if problem:
                     problems.error(where, problem, record=qid, field="ranking")
