@@ -61,13 +61,13 @@ class TrackTab:
         with gr.Accordion("Columns", open=False):
             self.columns = gr.CheckboxGroup(views.optional_columns(t), value=views.default_columns(t),
                                             label="Shown columns", elem_id=f"{t.name}-columns")
-        disp, _ = views.table_frames(board, t.name)
-        self.table = gr.Dataframe(disp, datatype=views.datatypes(disp, t), interactive=False, wrap=True,
+        disp, raw = views.table_frames(board, t.name)
+        self.table = gr.Dataframe(views.table_value(disp, raw, t), datatype=views.datatypes(disp, t), interactive=False, wrap=True,
                                   pinned_columns=3, show_search="none", max_height=640, elem_id=f"{t.name}-table",
                                   label=f"{t.title}: ranked by {t.metric(t.rank_by).label}")
         with gr.Row():
             self.csv = gr.DownloadButton("Download table as CSV", size="sm", elem_id=f"{t.name}-csv")
-            gr.HTML(f'<p class="hint">{esc(t.description)} Click a header to sort; '
+            gr.HTML(f'<p class="hint">{esc(t.description)} Sort any column from the ⋮ menu of its header; '
                     "“Rank (CI)” is the best rank the 95% intervals allow.</p>")
         with gr.Accordion("Charts", open=True):
             with gr.Row():
@@ -91,14 +91,14 @@ class TrackTab:
         """(table update, URL query) for the current controls; the URL only while this tab is on screen."""
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
         columns = rest[len(self.filter_fields)]
-        disp, _ = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns)
+        disp, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns)
         pinned = 3 if "Rank (CI)" in disp.columns else 2
         query = urlstate.encode({"tab": self.track.name, "rank": rank_by, "slice": None if slice_choice == views.ALL else slice_choice,
                                  "q": search, **{f"f.{k}": v for k, v in filters.items()},
                                  "cols": None if set(columns or []) == set(views.default_columns(self.track)) else columns or ["-"]})
         rank_label = rank_by if rank_by in [m.label for m in self.track.metrics] else self.track.metric(self.track.rank_by).label
         scope = "" if slice_choice in (None, views.ALL) else f", scores on {slice_choice}"
-        return (gr.update(value=disp, datatype=views.datatypes(disp, self.track), pinned_columns=pinned,
+        return (gr.update(value=views.table_value(disp, raw, self.track), datatype=views.datatypes(disp, self.track), pinned_columns=pinned,
                           column_widths=views.column_widths(disp), label=f"{self.track.title}: ranked by {rank_label}{scope}"),
                 query if active == self.track.name else gr.update())
 
