@@ -6,8 +6,11 @@ submission or computes a metric.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import gradio as gr
@@ -36,6 +39,26 @@ def status_html(board: Board) -> str:
             parts.append(f'<div class="judging">Judging answers of {esc(e.name)}: '
                          f'<progress value="{int(p.done)}" max="{int(p.total)}"></progress> {int(p.done)}/{int(p.total)}</div>')
     return "".join(parts)
+
+
+# ---- CSV exports: one folder per download (the file name is the track's), pruned, removed at exit -----------------
+_EXPORTS: Path | None = None
+_EXPORT_MAX_AGE = 600  # seconds; Gradio has copied a download into its own cache long before
+
+
+def _export_dir() -> Path:
+    global _EXPORTS
+    if _EXPORTS is None:
+        _EXPORTS = Path(tempfile.mkdtemp(prefix="board-csv-"))
+        atexit.register(shutil.rmtree, _EXPORTS, True)
+    now = time.time()
+    for old in _EXPORTS.iterdir():
+        try:
+            if now - old.stat().st_mtime > _EXPORT_MAX_AGE:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass
+    return Path(tempfile.mkdtemp(dir=_EXPORTS))
 
 
 # ---- one track tab --------------------------------------------------------------------------------
@@ -110,7 +133,7 @@ class TrackTab:
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
         _, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, None)
         keep = [c for c in raw.columns if c not in ("judging", "errors", "flag_reason")]
-        path = Path(tempfile.mkdtemp(prefix="board-")) / f"{self.track.name}-leaderboard.csv"
+        path = _export_dir() / f"{self.track.name}-leaderboard.csv"
         raw[keep].to_csv(path, index=False)
         return str(path)
 
@@ -172,9 +195,11 @@ def build(board: Board) -> gr.Blocks:
 
         # track tabs: every control re-renders the table and the URL; charts build when shown
         for name, tt in tabs_by_track.items():
-            for control in tt.controls:
-                control.change(tt.render, [active_tab, *tt.controls], [tt.table, url], api_name=False,
-                               show_progress="hidden")
+            # One listener for all controls, always_last: a permalink sets several controls at once and their change
+            # events fire one by one, some reading the others' old values; run in order, the last render (which
+            # reads them all restored) is the one that stays on screen.
+            gr.on([c.change for c in tt.controls], tt.render, [active_tab, *tt.controls], [tt.table, url], api_name=False,
+                  show_progress="hidden", trigger_mode="always_last")
             tt.search.submit(tt.table_api, tt.controls, tt.table, api_name=f"table_{name}")
             track_tabs[name].select(lambda n=name: n, None, active_tab, api_name=False).then(
                 tt.render, [active_tab, *tt.controls], [tt.table, url], api_name=False, show_progress="hidden")
@@ -200,10 +225,11 @@ def build(board: Board) -> gr.Blocks:
         compare_tab.select(lambda: "compare", None, active_tab, api_name=False).then(
             on_screen("compare", cmp["run"]), [active_tab, cmp["track"], cmp["a"], cmp["b"]], cmp["outputs"] + [url],
             api_name=False)
-        for control in (cmp["a"], cmp["b"]):
-            control.change(on_screen("compare", cmp["run"]), [active_tab, cmp["track"], cmp["a"], cmp["b"]],
-                           cmp["outputs"] + [url], api_name=False)
-        cmp["track"].change(cmp["pick_track"], cmp["track"], [cmp["a"], cmp["b"]], api_name=False)
+        gr.on([cmp["a"].change, cmp["b"].change], on_screen("compare", cmp["run"]),
+              [active_tab, cmp["track"], cmp["a"], cmp["b"]], cmp["outputs"] + [url], api_name=False,
+              trigger_mode="always_last")  # as for the track controls: A and B restored together, the last run wins
+        # .input: only a user's pick of another track resets A and B; a permalink sets all three itself
+        cmp["track"].input(cmp["pick_track"], [cmp["track"], cmp["a"], cmp["b"]], [cmp["a"], cmp["b"]], api_name=False)
         cmp["go"].click(lambda *a: cmp["run"](*a)[:-1], [cmp["track"], cmp["a"], cmp["b"]], cmp["outputs"], api_name="compare")
         cmp["unit"].change(cmp["records"], [cmp["a"], cmp["b"], cmp["unit"]], cmp["record_outputs"], api_name=False)
 
@@ -241,7 +267,7 @@ def build(board: Board) -> gr.Blocks:
         timer = gr.Timer(5)
 
         def poll(version):
-            if version == board.version:
+            if version == board.version and not board.judge_progress:  # nothing new, no progress bar to move
                 return gr.update(), version
             return status_html(board), board.version
 
@@ -278,10 +304,13 @@ def _compare_tab(board: Board) -> dict:
         return (f'<p class="compare-summary">{text}</p>', mframe, fig, topf,
                 gr.update(choices=units, value=units[0] if units else None), query)
 
-    def pick_track(track_name):
+    def pick_track(track_name, a_id=None, b_id=None):
+        """New choices for the track; picks already on this track stay (a permalink sets track, A and B at once)."""
         ch = views.system_choices(board, track_name)
-        return (gr.update(choices=ch, value=ch[0][1] if ch else None),
-                gr.update(choices=ch, value=ch[1][1] if len(ch) > 1 else None))
+        ids = [i for _, i in ch]
+        a_id = a_id if a_id in ids else (ids[0] if ids else None)
+        b_id = b_id if b_id in ids and b_id != a_id else next((i for i in ids if i != a_id), None)
+        return gr.update(choices=ch, value=a_id), gr.update(choices=ch, value=b_id)
 
     def records(a_id, b_id, unit_id):
         return views.both_records(board, a_id, b_id, unit_id)

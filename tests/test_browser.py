@@ -1,0 +1,334 @@
+"""The page in a real browser: Debian's chromium driven by Playwright (never `playwright install`).
+
+One app for the module (the demo submissions plus one hostile submission whose
+name is an HTML payload), one browser; a fresh browser context per test.
+Screenshots go to test-output/screenshots/ (CI artifacts, not committed).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip(f"{CHROMIUM} not found: the browser tests drive Debian's chromium (apt-get install chromium)",
+                allow_module_level=True)
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+
+from leaderboard.submission import with_system  # noqa: E402
+
+from appserver import place_submission, running_app  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "test-output" / "screenshots"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+XSS_NAME = "<img src=x onerror=alert(1)>"
+XSS_SYSTEM = {
+    "name": XSS_NAME,
+    "organization": "<script>alert(2)</script>",
+    "description": "**bold?** [click](javascript:alert(3)) <b onmouseover=alert(4)>hover</b>",
+    "link": 'https://example.org/"onmouseover="alert(5)"',  # passes the http(s) check, never becomes a link
+}
+TIMEOUT = 30_000  # ms: two cores shared by the server, the board and chromium
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("browser-board")
+    base = ROOT / "assets" / "demo" / "submissions" / "unidoc" / "textrag-bge-m3-qwen2-5-7b.jsonl"
+    hostile = with_system(base.read_bytes(), base.name, XSS_SYSTEM)
+    place_submission(data_dir, "unidoc", "mallory", hostile)
+    with running_app(data_dir) as running:
+        xss = next(e for e in running.board.entries("unidoc") if e.name == XSS_NAME)
+        assert xss.status == "scored", xss.summary.get("errors")
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def screenshots():
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS
+
+
+@pytest.fixture
+def page_factory(browser):
+    """New pages (tabs) of one browser context per test and viewport: a fresh page, a warm HTTP cache."""
+    contexts = {}
+
+    def make(viewport=DESKTOP):
+        key = (viewport["width"], viewport["height"])
+        if key not in contexts:
+            contexts[key] = browser.new_context(viewport=viewport, reduced_motion="reduce")
+            contexts[key].set_default_timeout(TIMEOUT)
+        page = contexts[key].new_page()
+        page.dialogs = []
+        page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+        page.errors = []
+        page.on("pageerror", lambda e: page.errors.append(str(e)))
+        return page
+
+    yield make
+    for ctx in contexts.values():
+        ctx.close()
+
+
+# ---- helpers -------------------------------------------------------------------------------------------------
+def column(page, table_id: str, col: int) -> list[str]:
+    return page.eval_on_selector_all(f"#{table_id} [role=row][data-index] [data-col='{col}']",
+                                     "els => els.map(e => e.innerText.trim())")
+
+
+def header_index(page, table_id: str, name: str) -> int:
+    headers = page.eval_on_selector_all(f"#{table_id} th[role=columnheader]", "els => els.map(e => e.title)")
+    return headers.index(name)
+
+
+def rows(page, table_id: str) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        f"#{table_id} [role=row][data-index]",
+        "rs => rs.map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.innerText.trim()))")
+
+
+def query(page) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(page.url).query)
+
+
+def open_board(page, app, path: str = "", table: str = "unidoc-table"):
+    page.goto(app.url + path)
+    page.wait_for_selector(f"#{table} [role=row][data-index]")
+    # the page has restored its view once the URL carries it (written by the view on screen)
+    page.wait_for_function("location.search.includes('tab=')")
+
+
+def wait_rows(page, table_id: str, expected: list[str], col: int = 2):
+    page.wait_for_function(
+        """([sel, want]) => {
+             const got = [...document.querySelectorAll(sel)].map(e => e.innerText.trim());
+             return JSON.stringify(got) === JSON.stringify(want);
+           }""",
+        arg=[f"#{table_id} [role=row][data-index] [data-col='{col}']", expected])
+
+
+def pick(page, dropdown_id: str, option: str):
+    page.click(f"#{dropdown_id} input")
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def plot_svg_text(page, plot_id: str) -> str:
+    page.wait_for_selector(f"#{plot_id} svg.main-svg")
+    return page.eval_on_selector(f"#{plot_id}", "el => [...el.querySelectorAll('svg')].map(s => s.textContent).join(' ')")
+
+
+def assert_inert(page):
+    """Nothing from a submission ran or became markup."""
+    assert page.dialogs == []
+    # gradio's own scripts live in <head> (its config carries the names as JSON data); none may appear in the page
+    found = page.evaluate("[...document.querySelectorAll('img[src=\"x\"], [onerror], [onmouseover], gradio-app script')]"
+                          ".filter(e => e.tagName !== 'SCRIPT' || !e.src)"
+                          ".map(e => e.outerHTML.slice(0, 120))")
+    assert found == [], found
+    assert page.evaluate("[...document.querySelectorAll('a[href]')].filter(a => !/^(https?:|#|\\/|blob:)/i.test(a.getAttribute('href'))).length") == 0
+
+
+# ---- the board -----------------------------------------------------------------------------------------------
+def test_board_loads_with_rows_and_a_chart_and_sorts(app, page_factory):
+    page = page_factory()
+    open_board(page, app)
+    names = column(page, "unidoc-table", header_index(page, "unidoc-table", "System"))
+    expected = [e.name for e in sorted((e for e in app.board.entries("unidoc") if e.status == "scored"),
+                                       key=lambda e: (-e.summary["overall"]["recall@10"], e.name))]
+    assert names == expected and len(names) == 8
+    ranks = [int(r) for r in column(page, "unidoc-table", 0)]
+    assert ranks[0] == 1 and ranks == sorted(ranks) and len(set(ranks)) == 7  # the hostile copy ties with its original
+    cell = page.inner_html("#unidoc-table [data-row='0'][data-col='5']")
+    assert "<sub>" in cell  # the CI in smaller type: a rendered <sub>, not text
+
+    # the first chart of the track is drawn when the page opens: a Plotly SVG with bars
+    text = plot_svg_text(page, "unidoc-plot-0")
+    assert "per domain" in text and page.locator("#unidoc-plot-0 g.trace.bars").count() >= 1
+    page.screenshot(path=str(SHOTS / "desktop-board.png"), full_page=True)
+
+    # sort by the System column from its header menu: the order changes to alphabetical
+    col = header_index(page, "unidoc-table", "System")
+    page.click(f"#unidoc-table th[data-heading='{col}'] span")
+    page.click(f"#unidoc-table th[data-heading='{col}'] button[aria-label='Open cell menu']")
+    page.get_by_role("menuitem", name="Sort ascending").or_(page.get_by_text("Sort ascending", exact=True)).first.click()
+    wait_rows(page, "unidoc-table", sorted(names), col)
+    assert column(page, "unidoc-table", col) != names
+
+    # numeric columns sort as numbers (the data behind the formatted cells), not as text
+    units = header_index(page, "unidoc-table", "Recall@10")
+    page.click(f"#unidoc-table th[data-heading='{units}'] span")
+    page.click(f"#unidoc-table th[data-heading='{units}'] button[aria-label='Open cell menu']")
+    page.get_by_text("Clear sort", exact=True).click()
+    page.click(f"#unidoc-table th[data-heading='{units}'] span")
+    page.click(f"#unidoc-table th[data-heading='{units}'] button[aria-label='Open cell menu']")
+    page.get_by_text("Sort ascending", exact=True).click()
+    page.wait_for_function("""() => {
+        const cells = [...document.querySelectorAll("#unidoc-table [role=row][data-index] [data-col='5']")];
+        const v = cells.map(c => parseFloat(c.innerText));
+        return v.length > 1 && v.every((x, i) => i === 0 || v[i - 1] <= x);
+    }""")
+    assert page.errors == []
+
+
+def test_control_change_updates_url_and_permalink_restores_view(app, page_factory):
+    page = page_factory()
+    open_board(page, app)
+    pick(page, "unidoc-rank-by", "Completeness")
+    page.wait_for_function("location.search.includes('rank=Completeness')")
+    pick(page, "unidoc-filter-paradigm", "text")
+    page.keyboard.press("Escape")
+    page.wait_for_function("location.search.includes('f.paradigm=text')")
+    page.fill("#unidoc-search textarea, #unidoc-search input", "bge")
+    page.wait_for_function("location.search.includes('q=bge')")
+    q = query(page)
+    assert q["tab"] == ["unidoc"] and q["rank"] == ["Completeness"] and q["f.paradigm"] == ["text"] and q["q"] == ["bge"]
+    wait_rows(page, "unidoc-table", ["TextRAG: BGE-M3 + Qwen2.5-7B"])
+    table = rows(page, "unidoc-table")
+    label = page.inner_text("#unidoc-table p")
+    assert label == "UniDoc-Bench: ranked by Completeness"
+
+    fresh = page_factory()
+    fresh.goto(page.url)
+    wait_rows(fresh, "unidoc-table", ["TextRAG: BGE-M3 + Qwen2.5-7B"])
+    assert fresh.input_value("#unidoc-rank-by input") == "Completeness"
+    assert fresh.input_value("#unidoc-search textarea, #unidoc-search input") == "bge"
+    assert "text" in fresh.inner_text("#unidoc-filter-paradigm")
+    assert fresh.locator("#main-tabs [role=tab][aria-selected=true]").first.inner_text().strip() == "UniDoc-Bench"
+    assert rows(fresh, "unidoc-table") == table
+    assert fresh.inner_text("#unidoc-table p") == label
+    fresh.wait_for_function("location.search.includes('q=bge')")
+    assert query(fresh) == q  # the restored page keeps the same permalink
+
+    # another track's tab, restored from its own permalink
+    other = page_factory()
+    other.goto(app.url + "?tab=vdr&f.model=colqwen2-v1.0&f.method=merge&rank=nDCG%405")
+    wait_rows(other, "vdr-table", ["colqwen2-v1.0 (merge 50%)", "colqwen2-v1.0 (merge 75%)", "colqwen2-v1.0 (merge 90%)"])
+    assert other.locator("#main-tabs [role=tab][aria-selected=true]").first.inner_text().strip() == "VDR compression"
+
+
+def test_compare_tab_and_its_permalink(app, page_factory):
+    page = page_factory()
+    open_board(page, app)
+    page.get_by_role("tab", name="Compare").click()
+    page.wait_for_function("location.search.includes('tab=compare')")
+    page.wait_for_selector("#compare-metrics [role=row][data-index]")
+    summary = page.inner_text("#compare-summary")
+    assert summary.startswith("A = ") and "units both answered" in summary
+    metrics = rows(page, "compare-metrics")
+    assert [r[0] for r in metrics][:2] == ["Recall@10", "Precision@10"]
+    assert all(re.fullmatch(r"[+-]\d\.\d{3}", r[3]) and r[6] in ("yes", "no") for r in metrics)
+    plot_svg_text(page, "compare-plot")
+    page.wait_for_selector("#compare-top [role=row][data-index]")
+    q = query(page)
+    assert q["track"] == ["unidoc"] and q["a"] and q["b"] and q["a"] != q["b"]
+    page.screenshot(path=str(SHOTS / "desktop-compare.png"), full_page=True)
+
+    # another track, picked by the user: A and B become that track's two best systems
+    pick(page, "compare-track", "VDR compression")
+    vdr = _choices(app, "vdr")
+    page.wait_for_function(f"location.search.includes('track=vdr') && location.search.includes('a={vdr[0][1]}')")
+    assert page.input_value("#compare-b input") == vdr[1][0]
+    # then a B with partial coverage (4 of the 8 datasets): compared on the shared queries, and it says how many
+    partial = next(e for e in app.board.entries("vdr") if e.summary["n"] < 268)
+    pick(page, "compare-b", next(label for label, i in vdr if i == partial.id))
+    page.wait_for_function(f"location.search.includes('b={partial.id}')")
+    page.wait_for_function(f"document.querySelector('#compare-summary').innerText.includes({partial.name!r})")
+    assert f"over the {partial.summary['n']} units both answered" in page.inner_text("#compare-summary")
+    page.wait_for_function("document.querySelectorAll('#compare-metrics [role=row][data-index]').length > 0")
+    metrics = rows(page, "compare-metrics")
+    assert metrics[0][0] == "nDCG@5" and metrics[0][-1] == str(partial.summary["n"])
+
+    # the permalink of that view, in a fresh page: same tab, same track, same A and B, same numbers
+    fresh = page_factory()
+    fresh.goto(page.url)
+    fresh.wait_for_function("document.querySelector('#compare-summary') && "
+                            f"document.querySelector('#compare-summary').innerText.includes({partial.name!r})")
+    assert fresh.locator("#main-tabs [role=tab][aria-selected=true]").first.inner_text().strip() == "Compare"
+    assert fresh.input_value("#compare-track input") == "VDR compression"
+    assert fresh.input_value("#compare-a input") == vdr[0][0]
+    assert fresh.input_value("#compare-b input") == next(label for label, i in vdr if i == partial.id)
+    fresh.wait_for_selector("#compare-metrics [role=row][data-index]")
+    assert fresh.inner_text("#compare-summary") == page.inner_text("#compare-summary")
+    assert rows(fresh, "compare-metrics") == metrics
+    assert query(fresh) == query(page)
+
+
+def _choices(app, track="unidoc"):
+    from leaderboard.ui import views
+
+    return views.system_choices(app.board, track)
+
+
+# ---- hostile text ----------------------------------------------------------------------------------------------
+def test_hostile_system_name_shows_literally_and_runs_nothing(app, page_factory):
+    xss = next(e for e in app.board.entries("unidoc") if e.name == XSS_NAME)
+    other = next(e for e in app.board.entries("unidoc") if e.name.startswith("BM25"))
+    page = page_factory()
+    open_board(page, app)
+
+    # the table: the name as text, the organisation too
+    assert XSS_NAME in column(page, "unidoc-table", header_index(page, "unidoc-table", "System"))
+    assert "<script>alert(2)</script>" in column(page, "unidoc-table", header_index(page, "unidoc-table", "Organisation"))
+    # the charts: the legend of the per-domain bars, the labels of the retrieval vs end-to-end scatter
+    assert XSS_NAME in plot_svg_text(page, "unidoc-plot-0")
+    page.get_by_role("tab", name="Retrieval vs end-to-end").click()
+    page.wait_for_function(f"""() => [...document.querySelectorAll('#unidoc-plot-3 svg')]
+                                   .some(s => s.textContent.includes({XSS_NAME!r}))""")
+    assert_inert(page)
+
+    # compare, opened from its permalink: summary, chart title, the system pickers
+    page.goto(app.url + f"?tab=compare&track=unidoc&a={xss.id}&b={other.id}")
+    page.wait_for_function("document.querySelector('#compare-summary') && "
+                           "document.querySelector('#compare-summary').innerText.includes('A = ')")
+    assert f"A = {XSS_NAME} · B = {other.name}" in page.inner_text("#compare-summary")
+    page.wait_for_function(f"""() => [...document.querySelectorAll('#compare-plot svg')]
+                                   .some(s => s.textContent.includes({XSS_NAME!r}))""")
+    assert page.input_value("#compare-a input").startswith(XSS_NAME)
+    assert_inert(page)
+
+    # the detail view: name, organisation, description and the refused link all as text
+    page.goto(app.url + f"?tab=system&sys={xss.id}")
+    page.wait_for_function("document.querySelector('#system-meta table')")
+    meta = page.inner_text("#system-meta")
+    for value in XSS_SYSTEM.values():
+        assert value in meta, value
+    assert page.locator("#system-meta a").count() == 0  # the link is not http(s)-clean: no anchor at all
+    page.wait_for_selector("#system-breakdown [role=row][data-index]")
+    page.screenshot(path=str(SHOTS / "desktop-system-detail.png"), full_page=True)
+    assert_inert(page)
+    assert page.errors == []
+
+
+# ---- phone width -------------------------------------------------------------------------------------------------
+def test_phone_width_is_readable(app, page_factory):
+    page = page_factory(PHONE)
+    open_board(page, app)
+    plot_svg_text(page, "unidoc-plot-0")
+    # the page itself does not scroll sideways: the table scrolls inside its own box
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    assert page.locator("#unidoc-table [role=row][data-index]").count() == 8
+    page.screenshot(path=str(SHOTS / "phone-board.png"), full_page=True)
+    page.goto(app.url + "?tab=compare")
+    page.wait_for_selector("#compare-metrics [role=row][data-index]")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    page.screenshot(path=str(SHOTS / "phone-compare.png"), full_page=True)
+    assert_inert(page)
