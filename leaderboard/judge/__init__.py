@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import os
 
-from .base import Judge, Progress
-from .client import ChatJSONClient, JudgeConfigError, RetryPolicy, build_openai_client
+from .base import Judge, JudgeConfigError, Progress
 from .lexical import LexicalJudge
-from .llm import LLMJudge
 from .progress import TqdmProgress
 from .prompts import PROMPT_VERSION
 from .verdict import JudgeItem, Ledger, Verdict
@@ -34,6 +32,19 @@ __all__ = [
     "Verdict",
     "make_judge",
 ]
+
+
+# The openai client is imported only when an LLM judge is used: the offline
+# default (lexical) then starts without it.
+_LAZY = {"LLMJudge": ".llm", "ChatJSONClient": ".client", "RetryPolicy": ".client", "build_openai_client": ".client"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(name)
 
 
 def make_judge(
@@ -73,6 +84,9 @@ def make_judge(
         raise JudgeConfigError("the openai judge needs a model: set JUDGE_MODEL")
     if cache_dir is None:
         raise JudgeConfigError("the openai judge needs a cache_dir (verdicts must never be paid twice)")
+    from .client import ChatJSONClient, RetryPolicy, build_openai_client
+    from .llm import LLMJudge
+
     client = build_openai_client(base_url, api_key, timeout)
     chat = ChatJSONClient(
         client, model, concurrency=concurrency,

@@ -10,6 +10,10 @@ from .verdict import JudgeItem, Ledger, Verdict
 Progress = Callable[[int, int], None]  # progress(done, total)
 
 
+class JudgeConfigError(RuntimeError):
+    """The judge cannot be built (no model, no key for api.openai.com, ...)."""
+
+
 class Judge(Protocol):
     kind: str  # "openai" | "lexical"
     name: str  # recorded on every verdict; the board ranks one judge at a time

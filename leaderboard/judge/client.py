@@ -22,15 +22,12 @@ from typing import Any, Generic, TypeVar
 import openai
 
 from . import prompts
+from .base import JudgeConfigError
 from .replies import MalformedReply, parse_json_object
 
 T = TypeVar("T")
 
 _FATAL = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
-
-
-class JudgeConfigError(RuntimeError):
-    """The judge cannot be built (no model, no key for api.openai.com, ...)."""
 
 
 @dataclass
