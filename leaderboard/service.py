@@ -12,6 +12,7 @@ import logging
 import queue
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +47,7 @@ class Board:
         self.judge = judge if judge is not None else self._make_judge()
         self._lock = threading.RLock()
         self._entries: dict[str, Entry] = {}
+        self._records: OrderedDict[tuple[str, str], dict] = OrderedDict()  # parsed files, most recent last
         self.version = 0  # bumped on every change, so the UI can tell when to re-render
         self.judge_progress: dict[str, JudgeProgress] = {}
         self._judge_queue: queue.Queue[str] = queue.Queue()
@@ -181,14 +183,27 @@ class Board:
         return _unit_info(TRACKS[track], self.gold(track))
 
     def records(self, entry: Entry) -> dict[str, dict]:
-        """The raw prediction records of a submission, by unit id (for detail and compare)."""
+        """The raw prediction records of a submission, by unit id (for detail and compare).
+
+        The last few parsed files are kept: compare and detail views ask for the same two again and again.
+        """
         snap = self.refresher.snapshot
         file = snap.by_path().get(entry.path) if snap else None
         if file is None or entry.status != "scored":
             return {}
+        key = (file.path, file.sha256)
+        with self._lock:
+            if key in self._records:
+                self._records.move_to_end(key)
+                return self._records[key]
         env = parse_envelope(read_file(file.local_path), file.local_path.name)
         track = TRACKS[entry.summary["track"]]
-        return {u: r for r in env.records if isinstance(r, dict) and (u := track.unit_of(r)) is not None}
+        records = {u: r for r in env.records if isinstance(r, dict) and (u := track.unit_of(r)) is not None}
+        with self._lock:
+            self._records[key] = records
+            while len(self._records) > 4:
+                self._records.popitem(last=False)
+        return records
 
     def compare(self, a_id: str, b_id: str, top: int = 20) -> dict:
         a, b = self.entry(a_id), self.entry(b_id)
@@ -199,6 +214,10 @@ class Board:
         track = TRACKS[a.summary["track"]]
         result = compare(track, self.gold(track.name), self.units(a), self.units(b), self.unit_info(track.name), top)
         result["a"], result["b"] = a, b
+        rec_a, rec_b = self.records(a), self.records(b)
+        for row in result["top_units"]:  # what each system actually said, side by side
+            row["a_says"] = track.record_summary(rec_a[row["unit"]]) if row["unit"] in rec_a else ""
+            row["b_says"] = track.record_summary(rec_b[row["unit"]]) if row["unit"] in rec_b else ""
         return result
 
     def status(self) -> dict:

@@ -8,6 +8,7 @@
 | OPENAI_BASE_URL, OPENAI_API_KEY | the openai client's own defaults | any OpenAI-compatible server |
 | JUDGE_CONCURRENCY | 4 | judge calls in flight at once |
 | LEADERBOARD_DATA_DIR | `<repo>/.cache` | results cache, judge cache, downloads (shared with the store) |
+| ADMIN_USERS | unset | comma-separated Hugging Face user names allowed to force a refresh on a Space (locally anyone may) |
 
 The store's own variables (SUBMISSIONS_REPO, RESULTS_REPO, HF_TOKEN, ...) are
 in `leaderboard/store/settings.py`.
@@ -32,6 +33,7 @@ class Settings:
     openai_base_url: str | None = None
     openai_api_key: str | None = field(default=None, repr=False)
     judge_concurrency: int = 4
+    admin_users: tuple[str, ...] = ()
 
     @property
     def results_dir(self) -> Path:
@@ -64,6 +66,7 @@ class Settings:
             openai_base_url=text("OPENAI_BASE_URL"),
             openai_api_key=text("OPENAI_API_KEY"),
             judge_concurrency=int(text("JUDGE_CONCURRENCY") or 4),
+            admin_users=tuple(u.strip() for u in (text("ADMIN_USERS") or "").split(",") if u.strip()),
         )
 
 

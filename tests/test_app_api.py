@@ -23,7 +23,7 @@ from leaderboard.ui import views
 from appserver import running_app
 
 UNIDOC_COLUMNS = ["Organisation", "Paradigm", "Recall@10", "Precision@10", "Completeness", "Faithfulness",
-                  "Rank (CI)", "Units", "Status"]
+                  "Rank (CI)", "Covered", "Status"]
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def table(client, track: str, *args) -> tuple[pd.DataFrame, dict]:
 
 # ---- tables -----------------------------------------------------------------------------------------
 def test_table_unidoc_default_view_is_ranked(client, app):
-    df, out = table(client, "unidoc", "Recall@10", "All", "", [], UNIDOC_COLUMNS)
+    df, out = table(client, "unidoc", "Recall@10", "All", "", [], [], [], UNIDOC_COLUMNS)
     scored = [e for e in app.board.entries("unidoc") if e.status == "scored"]
     assert len(df) == len(scored) >= 7
     assert list(df.columns) == ["Rank", "Rank (CI)", "System", *[c for c in UNIDOC_COLUMNS if c != "Rank (CI)"]]
@@ -84,12 +84,12 @@ def test_table_unidoc_default_view_is_ranked(client, app):
     keys = frame(out, shown=False)
     assert keys["Rank"].tolist() == list(range(1, len(df) + 1))
     assert keys["Recall@10"].tolist() == pytest.approx(recall, abs=5e-4)
-    assert keys["Units"].tolist() == [float(u) for u in df["Units"]]
+    assert keys["Covered"].tolist() == [float(c.split(" / ")[0]) for c in df["Covered"]]
     assert keys["System"].tolist() == df["System"].tolist()
 
 
 def test_table_judged_and_not_judged_cells(client):
-    df, _ = table(client, "unidoc", "Recall@10", "All", "", [], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "", [], [], [], UNIDOC_COLUMNS)
     rows = df.set_index("System")
     retrieval_only = rows.loc["Jina-CLIP v2 retrieval only"]
     assert retrieval_only["Completeness"] == "not judged" and retrieval_only["Faithfulness"] == "not judged"
@@ -100,7 +100,7 @@ def test_table_judged_and_not_judged_cells(client):
 
 
 def test_table_rank_by_judged_metric_puts_unjudged_last(client):
-    df, out = table(client, "unidoc", "Completeness", "All", "", [], UNIDOC_COLUMNS)
+    df, out = table(client, "unidoc", "Completeness", "All", "", [], [], [], UNIDOC_COLUMNS)
     assert out["label"] == "UniDoc-Bench: ranked by Completeness"
     values = [number(c) for c in df["Completeness"]]
     judged = [v for v in values if v is not None]
@@ -111,26 +111,26 @@ def test_table_rank_by_judged_metric_puts_unjudged_last(client):
 
 
 def test_table_filter_search_and_columns(client):
-    df, _ = table(client, "unidoc", "Recall@10", "All", "", ["image"], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "", ["image"], [], [], UNIDOC_COLUMNS)
     assert set(df["Paradigm"]) == {"image"}
     assert set(df["System"]) == {"ColPali pages + Qwen2.5-VL-7B", "VisRAG-Ret + MiniCPM-V (partial run)"}
     assert df["Rank"].tolist() == sorted(df["Rank"].tolist(), key=int)  # the overall rank is kept under a filter
 
-    df, _ = table(client, "unidoc", "Recall@10", "All", "bge-m3", [], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "bge-m3", [], [], [], UNIDOC_COLUMNS)
     assert len(df) >= 2 and all("bge-m3" in s.lower() for s in df["System"])
 
-    df, _ = table(client, "unidoc", "Recall@10", "All", "Demo Baselines", ["text", "image"], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "Demo Baselines", ["text", "image"], [], [], UNIDOC_COLUMNS)
     assert df["System"].tolist() == ["BM25 + Llama-3.1-8B (baseline)"]  # search matches the organisation too
 
-    df, _ = table(client, "unidoc", "Recall@10", "All", "no such system", [], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "no such system", [], [], [], UNIDOC_COLUMNS)
     assert df.empty
 
-    df, _ = table(client, "unidoc", "Recall@10", "All", "", [], ["Recall@10"])
+    df, _ = table(client, "unidoc", "Recall@10", "All", "", [], [], [], ["Recall@10"])
     assert list(df.columns) == ["Rank", "System", "Recall@10"]
 
 
 def test_table_slice_shows_the_slice_scores(client, app):
-    df, out = table(client, "unidoc", "Recall@10", "Domain: finance", "", [], UNIDOC_COLUMNS)
+    df, out = table(client, "unidoc", "Recall@10", "Domain: finance", "", [], [], [], UNIDOC_COLUMNS)
     assert out["label"] == "UniDoc-Bench: ranked by Recall@10, scores on Domain: finance"
     entries = {e.name: e for e in app.board.entries("unidoc")}
     for name, cell in zip(df["System"], df["Recall@10"]):
@@ -144,7 +144,7 @@ def test_table_slice_shows_the_slice_scores(client, app):
 def test_table_futurepedia_filters_slice_and_var(client, app):
     fields = views.filter_fields(TRACKS["futurepedia"])
     assert [f.key for f in fields]  # futurepedia declares its filters
-    cols = ["Organisation", "Monolingual", "Monolingual VAR", "Cross-lingual (strict)", "Units", "Status"]
+    cols = ["Organisation", "Monolingual", "Monolingual VAR", "Cross-lingual (strict)", "Covered", "Status"]
     filters = [[] for _ in fields]
     df, _ = table(client, "futurepedia", "Monolingual", "All", "", *filters, cols)
     assert len(df) == len(app.board.entries("futurepedia"))
@@ -188,10 +188,10 @@ def test_table_vdr_filters_and_rank_by(client, app):
 
 # ---- CSV export ----------------------------------------------------------------------------------------
 def test_export_csv_has_the_rows_of_the_view(client, app):
-    path = client.predict("Recall@10", "All", "", ["text"], UNIDOC_COLUMNS, api_name="/export_csv_unidoc")
+    path = client.predict("Recall@10", "All", "", ["text"], [], [], UNIDOC_COLUMNS, api_name="/export_csv_unidoc")
     assert Path(path).name == "unidoc-leaderboard.csv"
     csv = pd.read_csv(path)
-    df, _ = table(client, "unidoc", "Recall@10", "All", "", ["text"], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "", ["text"], [], [], UNIDOC_COLUMNS)
     assert csv["name"].tolist() == df["System"].tolist()
     assert set(csv["paradigm"]) == {"text"}
     assert {"id", "name", "organization", "recall@10", "recall@10:low", "recall@10:high", "rank", "rank_ub", "status"} <= set(csv.columns)
@@ -346,7 +346,7 @@ def test_submit_valid_file_appears_scored_then_duplicate(client, app, tmp_path):
     stored = _stored_files(app)
     assert any(p.name.endswith(".json") and "/unidoc/tester/" in p.as_posix() for p in stored)
 
-    df, _ = table(client, "unidoc", "Recall@10", "All", "API test system", [], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "API test system", [], [], [], UNIDOC_COLUMNS)
     assert df["System"].tolist() == ["API test system"]
     row = df.iloc[0]
     assert row["Status"].startswith("scored") and row["Organisation"] == "API Org" and row["Rank"].isdigit()
@@ -359,3 +359,18 @@ def test_submit_valid_file_appears_scored_then_duplicate(client, app, tmp_path):
                            "Submitted by the API test.", "tester", api_name="/submit")
     assert 'class="submit-duplicate"' in again and "already submitted" in again
     assert _stored_files(app) == stored
+
+
+def test_table_has_results_and_judge_filters(client):
+    """Futurepedia's task filter and unidoc's judged / judge filters (extra filters after the declared fields)."""
+    fp_filters = [[] for _ in views.filter_fields(TRACKS["futurepedia"])]
+    keys = [f.key for f in views.filter_fields(TRACKS["futurepedia"])]
+    fp_filters[keys.index("has")] = ["Selection entropy"]
+    df, _ = table(client, "futurepedia", "Selection entropy", "All", "", *fp_filters, ["Selection entropy"])
+    everyone, _ = table(client, "futurepedia", "Monolingual", "All", "", *[[] for _ in keys], ["Selection entropy"])
+    assert 0 < len(df) < len(everyone) and "–" not in set(df["Selection entropy"])  # only systems with the task
+
+    df, _ = table(client, "unidoc", "Recall@10", "All", "", [], ["Completeness"], [], UNIDOC_COLUMNS)
+    assert "Jina-CLIP v2 retrieval only" not in set(df["System"])  # not judged: no completeness
+    df, _ = table(client, "unidoc", "Recall@10", "All", "", [], [], ["lexical-v1"], UNIDOC_COLUMNS)
+    assert len(df) and all("≈" in c for c in df["Completeness"])  # every judged cell says which judge (approximation)

@@ -209,6 +209,10 @@ class Track(ABC):
     def unit_of(self, record: dict) -> str | None:
         """The unit id a (valid) prediction record answers, to show raw records per unit."""
 
+    def record_summary(self, record: dict) -> str:
+        """One line of what a prediction says (an answer, the top of a ranking), for side-by-side views."""
+        return ""
+
     def judge_items(self, parsed: Any, gold: Gold) -> list:
         """What an LLM judge must look at; tracks without judged metrics have nothing."""
         return []

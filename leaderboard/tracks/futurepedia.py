@@ -119,6 +119,11 @@ class FuturepediaTrack(Track):
             return f"{task}/{rid}/{q}-{record.get('doc_lang')}"
         return f"{task}/{rid}/{q}" if task in TASKS else None
 
+    def record_summary(self, record: dict) -> str:
+        docs = record.get("doc_langs")
+        pred = str(record.get("prediction", ""))
+        return f"[docs {' '.join(map(str, docs))}] {pred}" if isinstance(docs, list) else pred
+
     def unit_info(self, gold: FuturepediaGold) -> dict[str, dict]:
         return {f"{t}/{u[0]}/" + "-".join(u[1:]): {"task": t, "language": u[1], "gold": ", ".join(gold.records[gold.index[u[0]]].ori[u[1]])}
                 for t, keys in gold.unit_keys.items() for u in keys}

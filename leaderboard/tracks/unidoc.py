@@ -194,6 +194,13 @@ class UnidocTrack(Track):
     def unit_of(self, record: dict) -> str | None:
         return record.get("id") if isinstance(record.get("id"), str) else None
 
+    def record_summary(self, record: dict) -> str:
+        answer = record.get("answer")
+        top = [f"{c.get('doc')} p{'-'.join(map(str, c.get('pages') or []))}" for c in (record.get("retrieved") or [])[:3]
+               if isinstance(c, dict)]
+        head = f"[{'; '.join(top)}]" if top else "[nothing retrieved]"
+        return f"{head} {answer}" if isinstance(answer, str) else head
+
     def unit_info(self, gold: UnidocGold) -> dict[str, dict]:
         return {q.qid: {"domain": q.domain, "question_type": q.question_type, "answer_type": q.answer_type,
                         "question": q.question, "gold": q.answer} for q in gold.questions}

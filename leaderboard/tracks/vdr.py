@@ -126,6 +126,11 @@ class VdrTrack(Track):
     def unit_of(self, record: dict) -> str | None:
         return f"{record.get('dataset')}/{record.get('query_id')}"
 
+    def record_summary(self, record: dict) -> str:
+        ranking = [e for e in record.get("ranking") or [] if isinstance(e, dict)]
+        top = sorted(ranking, key=lambda e: (e.get("score", 0), str(e.get("doc"))), reverse=True)[:K]
+        return "top 5: " + ", ".join(str(e.get("doc")) for e in top)
+
     def unit_info(self, gold: VdrGold) -> dict[str, dict]:
         return {f"{ds}/{q}": {"dataset": ds, "family": family_of(ds), "query": q,
                               "relevant": sorted(d for d, g in gold.qrels[ds][q].items() if g > 0)}

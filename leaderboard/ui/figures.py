@@ -18,6 +18,7 @@ from .format import PALETTE, esc
 
 log = logging.getLogger(__name__)
 MAX_SERIES = 8  # more bars per group stop being readable; the best-ranked systems are drawn
+MAX_LABELS = 12  # scatter points beyond the best-ranked few get a hover label only, not a printed one
 
 
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
@@ -83,7 +84,8 @@ def scatter(track: Track, systems: list[tuple[str, dict]], x: str, y: str) -> go
         return message_figure(f"No system has both {_label(track, x)} and {_label(track, y)} (not judged yet?).")
     fig = go.Figure()
     for i, (n, px, py) in enumerate(pts):
-        fig.add_scatter(x=[px], y=[py], mode="markers+text", name=esc(n), text=[esc(n)], textposition="top center",
+        fig.add_scatter(x=[px], y=[py], mode="markers+text" if i < MAX_LABELS else "markers", name=esc(n), text=[esc(n)],
+                        textposition="top center",
                         marker={"size": 12, "color": PALETTE[i % len(PALETTE)]}, showlegend=False,
                         hovertemplate=f"{esc(n)}<br>{esc(_label(track, x))} %{{x:.3f}}<br>{esc(_label(track, y))} %{{y:.3f}}<extra></extra>")
     fig.update_xaxes(title=esc(_label(track, x)))
@@ -99,7 +101,8 @@ def avg_var(track: Track, systems: list[tuple[str, dict]], metric: str) -> go.Fi
         return message_figure(f"No system has {_label(track, metric)} yet.")
     fig = go.Figure()
     for i, (n, a, v) in enumerate(pts):
-        fig.add_scatter(x=[a], y=[v], mode="markers+text", text=[esc(n)], textposition="top center", showlegend=False,
+        fig.add_scatter(x=[a], y=[v], mode="markers+text" if i < MAX_LABELS else "markers", text=[esc(n)],
+                        textposition="top center", showlegend=False,
                         marker={"size": 12, "color": PALETTE[i % len(PALETTE)]},
                         hovertemplate=f"{esc(n)}<br>AVG %{{x:.3f}}<br>VAR %{{y:.4f}}<extra></extra>")
     fig.update_xaxes(title=f"AVG of {esc(_label(track, metric))} over languages")

@@ -171,7 +171,10 @@ class TrackTab:
 def build(board: Board) -> gr.Blocks:
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.HTML(f'<header class="board-head"><h1>{esc(TITLE)}</h1><p>{esc(TAGLINE)}</p></header>')
-        status = gr.HTML(status_html(board), elem_id="status")
+        with gr.Row(equal_height=True):
+            status = gr.HTML(status_html(board), elem_id="status")
+            refresh = gr.Button("Refresh data", size="sm", scale=0, min_width=120, elem_id="refresh")
+        data_version = gr.Number(board.version, visible=False)  # changes when the board's data does
         url = gr.Textbox(visible=False, elem_id="url-state")
         seen_version = gr.State(board.version)
         active_tab = gr.State(next(iter(TRACKS)))  # only the view on screen writes the URL
@@ -268,10 +271,27 @@ def build(board: Board) -> gr.Blocks:
 
         def poll(version):
             if version == board.version and not board.judge_progress:  # nothing new, no progress bar to move
-                return gr.update(), version
-            return status_html(board), board.version
+                return gr.update(), version, gr.update()
+            return status_html(board), board.version, board.version
 
-        timer.tick(poll, seen_version, [status, seen_version], api_name=False, show_progress="hidden")
+        timer.tick(poll, seen_version, [status, seen_version, data_version], api_name=False, show_progress="hidden")
+
+        def refresh_now(profile: gr.OAuthProfile | None = None):
+            """Pull now (admins on a Space; anyone locally). New data reaches the page through the timer."""
+            admins = board.settings.admin_users
+            if _on_space() and (profile is None or profile.username not in admins):
+                return status_html(board) + '<div class="banner">Only maintainers can force a refresh; the board pulls by itself every few minutes.</div>'
+            board.refresh()
+            return status_html(board)
+
+        refresh.click(refresh_now, None, status, api_name="refresh")
+        # new data: re-render the tables and refresh the system pickers, keeping every current choice
+        for name, tt in tabs_by_track.items():
+            data_version.change(tt.render, [active_tab, *tt.controls], [tt.table, url], api_name=False,
+                                show_progress="hidden")
+        data_version.change(det["repick"], det["system"], det["system"], api_name=False, show_progress="hidden")
+        data_version.change(cmp["repick"], [cmp["track"], cmp["a"], cmp["b"]], [cmp["a"], cmp["b"]], api_name=False,
+                            show_progress="hidden")
     return demo
 
 
@@ -327,7 +347,7 @@ def _compare_tab(board: Board) -> dict:
                 gr.update(choices=ch, value=want_b if want_b in ids else (ids[1] if len(ids) > 1 else None))]
 
     return {"track": track, "a": a, "b": b, "go": go, "unit": unit, "run": run, "pick_track": pick_track,
-            "records": records, "restore": restore, "outputs": [summary, metrics, plot, top, unit],
+            "records": records, "restore": restore, "repick": pick_track, "outputs": [summary, metrics, plot, top, unit],
             "record_outputs": [rec_a, rec_b]}
 
 
@@ -373,6 +393,7 @@ def _system_tab(board: Board) -> dict:
 
     return {"system": system, "pick": pick, "category": category, "search": search, "unit": unit, "show": show, "units": units_fn,
             "record": lambda e, u: views.unit_record(board, e, (u or "").strip()), "restore": restore,
+            "repick": lambda e: gr.update(choices=_all_systems(board), value=e),
             "outputs": [meta, breakdown, category, units], "units_out": units, "record_out": record}
 
 

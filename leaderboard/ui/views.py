@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..board import Entry
 from ..service import Board
-from ..tracks import TRACKS, Track
+from ..tracks import TRACKS, SystemField, Track
 from . import figures
 from .format import ci_text, esc, link_html, num, short
 
@@ -44,7 +44,7 @@ def optional_columns(track: Track) -> list[str]:
     fields = [f.label for f in track.system_fields if f.key not in ("name", "description", "link", "judge_note")]
     extra = ["Retention"] if track.name == "vdr" else []
     vars_ = [f"{m.label} VAR" for m in track.metrics] if track.name == "futurepedia" else []
-    return fields + [m.label for m in track.metrics] + extra + vars_ + ["Rank (CI)", "Units", "Missing", "Judge", "Submitted", "Status"]
+    return fields + [m.label for m in track.metrics] + extra + vars_ + ["Rank (CI)", "Covered", "Missing", "Judge", "Submitted", "Status"]
 
 
 def default_columns(track: Track) -> list[str]:
@@ -52,18 +52,30 @@ def default_columns(track: Track) -> list[str]:
     return [c for c in optional_columns(track) if c not in hidden]
 
 
-def filter_fields(track: Track):
-    return [f for f in track.system_fields if f.filter]
+# Filters beyond the declared system fields: which metrics a system has results for (a
+# futurepedia task, judged answers), and which judge produced them (never mixed unseen).
+HAS = SystemField("has", "Has results for", filter=True)
+JUDGE = SystemField("judge", "Judge", filter=True)
+
+
+def filter_fields(track: Track) -> list[SystemField]:
+    extra = [HAS] if any(m.needs_judge for m in track.metrics) or len(track.metrics) > 2 else []
+    if any(m.needs_judge for m in track.metrics):
+        extra.append(JUDGE)
+    return [f for f in track.system_fields if f.filter] + extra
 
 
 def filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
     out: dict[str, set[str]] = {f.key: set(f.choices) for f in filter_fields(track)}
+    if "has" in out:
+        out["has"] = {m.label for m in track.metrics}
     for e in board.entries(track.name):
         for key in out:
-            v = e.system.get(key)
-            if isinstance(v, str) and v:
+            v = e.summary.get("judge") if key == "judge" else e.system.get(key)
+            if isinstance(v, str) and v and key != "has" and v != "none":
                 out[key].add(v)
-    return {k: sorted(v) for k, v in out.items()}
+    order = {"has": [m.label for m in track.metrics]}
+    return {k: order.get(k) or sorted(v) for k, v in out.items()}
 
 
 def _status(row) -> str:
@@ -86,12 +98,22 @@ def table_frames(board: Board, track_name: str, rank_by: str | None = None, slic
     raw = board.table(track_name, rank_by=rank_key, slice_=parse_slice(track, slice_choice))
     if raw.empty:
         return pd.DataFrame({"Rank": [], "System": []}), raw
+    if parse_slice(track, slice_choice) is not None:  # a slice view lists the systems that have that slice
+        raw = raw[raw[[m.key for m in track.metrics]].notna().any(axis=1)]
+        if raw.empty:
+            return pd.DataFrame({"Rank": [], "System": []}), raw
     if search:
         needle = search.casefold()
         hay = raw["name"].astype(str) + " " + raw.get("organization", "").astype(str)
         raw = raw[hay.str.casefold().str.contains(needle, regex=False)]
     for key, wanted in (filters or {}).items():
-        if wanted and key in raw:
+        if not wanted:
+            continue
+        if key == "has":  # every chosen metric present
+            for m in track.metrics:
+                if m.label in wanted:
+                    raw = raw[raw[m.key].notna()]
+        elif key in raw:
             raw = raw[raw[key].astype(str).isin(wanted)]
     shown = set(columns if columns is not None else default_columns(track))
     disp = pd.DataFrame({"Rank": raw["rank"].map(lambda r: "" if pd.isna(r) else str(int(r)))})
@@ -109,8 +131,8 @@ def table_frames(board: Board, track_name: str, rank_by: str | None = None, slic
             disp[f"{m.label} VAR"] = raw[f"{m.key}_var"].map(lambda v: num(v, 4))
     if "Retention" in shown and "retention" in raw:
         disp["Retention"] = raw["retention"].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
-    if "Units" in shown:
-        disp["Units"] = raw["n"].map(lambda v: "" if pd.isna(v) else str(int(v)))
+    if "Covered" in shown:  # units answered / units scored
+        disp["Covered"] = [_covered(n, m) for n, m in zip(raw["n"], raw["missing"])]
     if "Missing" in shown:
         disp["Missing"] = raw["missing"].map(lambda v: "" if pd.isna(v) else str(int(v)))
     if "Judge" in shown:
@@ -129,7 +151,7 @@ def table_value(disp: pd.DataFrame, raw: pd.DataFrame, track: Track) -> dict:
     (rank 10 after rank 9, 100.0% after 91.7%, a CI never in the way) while the
     page shows `disp`'s text; a missing number is null and sorts last.
     """
-    keys = {"Rank": raw.get("rank"), "Rank (CI)": raw.get("rank_ub"), "Units": raw.get("n"),
+    keys = {"Rank": raw.get("rank"), "Rank (CI)": raw.get("rank_ub"), "Covered": raw["n"] - raw["missing"] if "n" in raw else None,
             "Missing": raw.get("missing"), "Retention": raw.get("retention")}
     for m in track.metrics:
         keys[m.label] = raw.get(m.key)
@@ -151,6 +173,12 @@ def _sort_key(value):
         return float(value)
     except (TypeError, ValueError):
         return None
+
+
+def _covered(n, missing) -> str:
+    if pd.isna(n) or pd.isna(missing):
+        return ""
+    return f"{int(n) - int(missing)} / {int(n)}"
 
 
 def _metric_cell(row, m) -> str:
@@ -383,7 +411,10 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
             f"{n_shared} units both answered; a difference is significant when its 95% CI excludes 0.")
     top = pd.DataFrame(c["top_units"])
     if not top.empty:
-        top = top.rename(columns={"unit": "Unit", "a": "A", "b": "B", "diff": "A − B"})
+        top = top.rename(columns={"unit": "Unit", "a": "A", "b": "B", "diff": "A − B", "a_says": "A says", "b_says": "B says"})
+        for col in ("A says", "B says", "question", "gold"):
+            if col in top:
+                top[col] = top[col].map(lambda t: short(t, 240))
         for col in ("A", "B"):
             top[col] = top[col].map(num)
         top["A − B"] = top["A − B"].map(lambda v: f"{v:+.3f}")
