@@ -286,7 +286,7 @@ def build(board: Board) -> gr.Blocks:
 
         refresh.click(refresh_now, None, status, api_name="refresh")
         # new data: re-render the tables and refresh the system pickers, keeping every current choice
-        for name, tt in tabs_by_track.items():
+        for tt in tabs_by_track.values():
             data_version.change(tt.render, [active_tab, *tt.controls], [tt.table, url], api_name=False,
                                 show_progress="hidden")
         data_version.change(det["repick"], det["system"], det["system"], api_name=False, show_progress="hidden")
