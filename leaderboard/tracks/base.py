@@ -113,6 +113,17 @@ def hash_files(paths: list[Path]) -> str:
     return h.hexdigest()
 
 
+def prediction_records(env: Envelope, problems: Problems):
+    """(record, location) of every record that is an object; anything else, and a file without records, is an error."""
+    if not env.records:
+        problems.error("file", "the submission has no prediction")
+    for rec, where in zip(env.records, env.locations):
+        if type(rec) is not dict:
+            problems.error(where, f"expected a prediction object, got {type(rec).__name__}")
+            continue
+        yield rec, where
+
+
 def finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 

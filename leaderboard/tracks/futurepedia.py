@@ -14,7 +14,7 @@ from ..metrics import BootstrapPlan, multi_part_recall, selection_entropy
 from ..metrics.ngram import split_parts
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, hash_files
+from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, hash_files, prediction_records
 
 LANGS = ("en", "fr", "es", "pt", "zh", "ja", "ko", "ar")
 PAIRS = tuple(f"{q}-{d}" for q, d in permutations(LANGS, 2))
@@ -131,10 +131,7 @@ class FuturepediaTrack(Track):
     # ---- submissions ----------------------------------------------------------------
     def validate(self, env: Envelope, gold: FuturepediaGold, problems: Problems) -> dict:
         parsed: dict[str, dict[tuple, tuple]] = {t: {} for t in TASKS}
-        for rec, where in zip(env.records, env.locations):
-            if type(rec) is not dict:
-                problems.error(where, f"expected a prediction object, got {type(rec).__name__}")
-                continue
+        for rec, where in prediction_records(env, problems):
             rid = rec.get("id")
             if type(rid) is not int:
                 problems.error(where, f"expected an integer id, got {rid!r}"[:200], field="id")
@@ -178,8 +175,6 @@ class FuturepediaTrack(Track):
                 problems.error(where, f"repeated {task} unit {'/'.join(map(str, unit))}", record=rid, field="id")
                 continue
             parsed[task][unit] = payload
-        if not env.records:
-            problems.error("file", "the submission has no prediction")
         return {t: units for t, units in parsed.items() if units}
 
     def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:

@@ -15,7 +15,20 @@ import numpy as np
 from ..metrics import BootstrapPlan, page_overlap_batch
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, category_codes, hash_files, means_by
+from .base import (
+    Axis,
+    Chart,
+    Gold,
+    Metric,
+    Scores,
+    SystemField,
+    Track,
+    UnitIndex,
+    category_codes,
+    hash_files,
+    means_by,
+    prediction_records,
+)
 
 DOMAINS = ("commerce_manufacturing", "construction", "crm", "education", "energy", "finance", "healthcare", "legal")
 QUESTION_TYPES = ("factual_retrieval", "comparison", "summarization", "logical_reasoning")
@@ -211,10 +224,7 @@ class UnidocTrack(Track):
         lists: list[tuple[str, str, list]] = []
         answers: dict[int, str | None] = {}
         index = gold.index
-        for rec, where in zip(env.records, env.locations):
-            if type(rec) is not dict:
-                problems.error(where, f"expected a prediction object, got {type(rec).__name__}")
-                continue
+        for rec, where in prediction_records(env, problems):
             qid = rec.get("id")
             if type(qid) is not str:
                 problems.error(where, f"expected a string id like 'finance-0007', got {qid!r}"[:200], field="id")
@@ -241,8 +251,6 @@ class UnidocTrack(Track):
                 continue
             rows.append(i)
             lists.append((where, qid, retrieved))
-        if not env.records:
-            problems.error("file", "the submission has no prediction")
         bulk = _bulk_candidates([r for _, _, r in lists])
         if bulk is None:  # something is malformed: the slow path says precisely what
             candidates = [_checked_list(where, qid, r, problems) for where, qid, r in lists]

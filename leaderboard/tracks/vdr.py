@@ -15,7 +15,7 @@ from ..metrics import BootstrapPlan
 from ..metrics.ranking import ideal_dcg, ndcg_at_k_many
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, finite_number, hash_files
+from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, finite_number, hash_files, prediction_records
 
 K = 5
 MAX_RANKING = 100
@@ -160,10 +160,7 @@ class VdrTrack(Track):
         rankings: list[list] = []
         wheres: list[str] = []
         seen: set[tuple[str, str]] = set()
-        for rec, where in zip(env.records, env.locations):
-            if type(rec) is not dict:
-                problems.error(where, f"expected a prediction object, got {type(rec).__name__}")
-                continue
+        for rec, where in prediction_records(env, problems):
             ds, qid = rec.get("dataset"), rec.get("query_id")
             if type(ds) is not str or ds not in gold.qrels:
                 problems.error(where, f"unknown dataset {ds!r}"[:200], field="dataset")
@@ -182,8 +179,6 @@ class VdrTrack(Track):
             keys.append((ds, qid))
             rankings.append(ranking)
             wheres.append(where)
-        if not env.records:
-            problems.error("file", "the submission has no prediction")
         run = _bulk_rankings(keys, rankings)
         if run is None:  # something is malformed: check ranking by ranking to say precisely what
             for (_, qid), ranking, where in zip(keys, rankings, wheres):
