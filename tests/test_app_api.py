@@ -213,7 +213,8 @@ def test_compare_two_systems(client, app):
     assert "MM fusion" in summary and "BM25" in summary and "96 units" in summary
     m = frame(metrics)
     assert list(m.columns) == ["Metric", "A", "B", "A − B", "95% CI of A − B", "p", "Significant (95%)", "Shared units"]
-    assert m["Metric"].tolist() == ["Recall@10", "Precision@10", "Completeness", "Faithfulness"]
+    judged = " (judge: lexical-v1 (offline approximation, not an LLM judge))"  # judged rows say which judge
+    assert m["Metric"].tolist() == ["Recall@10", "Precision@10", "Completeness" + judged, "Faithfulness" + judged]
     for _, row in m.iterrows():
         diff = float(row["A − B"])
         assert diff == pytest.approx(float(row["A"]) - float(row["B"]), abs=2e-3)
@@ -236,7 +237,8 @@ def test_compare_partial_coverage_uses_shared_units(client, app):
     assert answered < partial.summary["n"]
     summary, metrics, *_ = client.predict("unidoc", partial.id, ids["BM25 + Llama-3.1-8B (baseline)"], api_name="/compare")
     assert f"over the {answered} units both answered" in summary
-    m = frame(metrics).set_index("Metric")
+    m = frame(metrics)
+    m = m.set_index(m["Metric"].str.split(" (", regex=False).str[0])
     assert m.loc["Completeness", "Shared units"] == str(answered)
 
 

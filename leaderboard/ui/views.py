@@ -48,7 +48,9 @@ def optional_columns(track: Track) -> list[str]:
 
 
 def default_columns(track: Track) -> list[str]:
-    hidden = {"Retriever", "Generator", "top-k", "Missing", "Judge"} | {f"{m.label} VAR" for m in track.metrics}
+    hidden = {"Retriever", "Generator", "top-k", "Missing"} | {f"{m.label} VAR" for m in track.metrics}
+    if not any(m.needs_judge for m in track.metrics):
+        hidden.add("Judge")  # judged tracks show who judged, always
     return [c for c in optional_columns(track) if c not in hidden]
 
 
@@ -181,6 +183,10 @@ def _covered(n, missing) -> str:
     return f"{int(n) - int(missing)} / {int(n)}"
 
 
+def judge_label(name: str) -> str:
+    return f"{name} (offline approximation, not an LLM judge)" if name.startswith("lexical") else name
+
+
 def _metric_cell(row, m) -> str:
     value = row.get(m.key)
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -273,7 +279,7 @@ def _meta_html(e: Entry) -> str:
     rows = [("System", esc(e.name)), ("Status", esc(e.status)), ("Submission id", f"<code>{esc(e.id)}</code>"),
             ("File", f"<code>{esc(e.path)}</code>"), ("Submitted by", esc(e.user or "")),
             ("Submitted", esc(e.submitted_at or "")), ("Scored", esc(s.get("scored_at", ""))),
-            ("Metric version", esc(s.get("metric_version", ""))), ("Judge", esc(s.get("judge", "")))]
+            ("Metric version", esc(s.get("metric_version", ""))), ("Judge", esc(judge_label(s.get("judge", ""))))]
     for key, value in e.system.items():
         if key == "name":
             continue
@@ -402,7 +408,10 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
     a, b = c["a"], c["b"]
     rows = []
     for m in c["metrics"]:
-        rows.append({"Metric": m.label, "A": num(m.a), "B": num(m.b), "A − B": "" if m.diff is None else f"{m.diff:+.3f}",
+        label = m.label
+        if TRACKS[a.summary["track"]].metric(m.key).needs_judge:
+            label += f" (judge: {judge_label(a.summary.get('judge', ''))})"
+        rows.append({"Metric": label, "A": num(m.a), "B": num(m.b), "A − B": "" if m.diff is None else f"{m.diff:+.3f}",
                      "95% CI of A − B": ci_text(*m.ci) if m.ci else "", "p": "" if m.p_value is None else f"{m.p_value:.3f}",
                      "Significant (95%)": "yes" if m.significant else "no", "Shared units": str(m.n_shared)})
     n_shared = max((m.n_shared for m in c["metrics"]), default=0)
