@@ -95,7 +95,11 @@ def decode(data: bytes) -> str:
 
 
 def parse_envelope(data: bytes, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Envelope:
-    raw = read_bytes(data, name, max_bytes)
+    return parse_raw(read_bytes(data, name, max_bytes), name)
+
+
+def parse_raw(raw: bytes, name: str) -> Envelope:
+    """The envelope of already decompressed bytes."""
     text = decode(raw)
     if text.startswith("\ufeff"):
         text = text[1:]

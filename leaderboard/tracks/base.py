@@ -143,6 +143,8 @@ class Track(ABC):
     system_fields: tuple[SystemField, ...]
     unit_label: str = "question"
     charts: tuple[Chart, ...] = ()
+    # A msgspec Struct of one prediction record, for the typed fast path (fastpath.py); None: generic path only.
+    record_type: Any = None
     # Axes whose values can replace the overall numbers in the table (a language, a family...).
     slice_axes: tuple[str, ...] = ()
     gold_patterns: tuple[str, ...] = ("*",)
@@ -204,6 +206,10 @@ class Track(ABC):
     @abstractmethod
     def validate(self, env: Envelope, gold: Gold, problems: Problems) -> Any:
         """Check every record; return the parsed predictions (meaningful only when problems.ok)."""
+
+    def fast_validate(self, records: list, system: dict, gold: Gold, env: Envelope) -> Any:
+        """Parsed predictions from typed records when every check passes, else None (the generic path explains)."""
+        return None
 
     @abstractmethod
     def score(self, parsed: Any, gold: Gold, verdicts: dict | None = None) -> Scores: ...

@@ -7,9 +7,11 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, repeat
-from operator import itemgetter
+from operator import attrgetter
 from pathlib import Path
+from typing import Annotated
 
+import msgspec
 import numpy as np
 
 from ..metrics import BootstrapPlan, page_overlap_batch
@@ -52,6 +54,9 @@ ANSWER_TYPE_NAME = {
     "table_required": "table_required",
 }
 K = 10
+MAX_PAGE = 1_000_000  # beyond any real document; keeps page numbers inside int64 arithmetic
+_ID, _RETRIEVED, _ANSWER = attrgetter("id"), attrgetter("retrieved"), attrgetter("answer")
+_DOC, _PAGES, _MODALITY = attrgetter("doc"), attrgetter("pages"), attrgetter("modality")
 _TEXT_SOURCE = re.compile(r"(?:^|/)([^/]+)_id_\d+_pg(\d+)(?:_pg(\d+))?\.txt$")
 _FIGURE_SOURCE = re.compile(r"(?:^|/)([^/]+)/(?:figure|table)-(\d+)-\d+\.\w+$")
 
@@ -143,6 +148,24 @@ def context_of(source: str) -> tuple[str, int, int]:
 def _source(item: dict) -> str:
     meta = item.get("metadata")
     return meta["source"] if isinstance(meta, dict) else meta
+
+
+_Page = Annotated[int, msgspec.Meta(ge=1)]
+
+
+class _Candidate(msgspec.Struct):
+    doc: Annotated[str, msgspec.Meta(min_length=1)]
+    pages: Annotated[list[_Page], msgspec.Meta(min_length=1, max_length=2)]
+    modality: str | None = None
+
+
+class _Record(msgspec.Struct):
+    """One prediction, as the typed fast path decodes it (unknown keys are ignored, as in the generic path)."""
+
+    id: str
+    retrieved: list[_Candidate]
+    answer: str | None = None
+    question: str | None = None
 
 
 class UnidocTrack(Track):
@@ -266,6 +289,25 @@ class UnidocTrack(Track):
                 repeats[j] = [c in seen or seen.add(c) for c in top]
         return UnidocRun(rows, candidates, answers, columns, repeats)
 
+    record_type = _Record
+
+    def fast_validate(self, records: list[_Record], system: dict, gold: UnidocGold, env: Envelope) -> UnidocRun | None:
+        rows = list(map(gold.index.get, map(_ID, records)))
+        if None in rows or len(set(rows)) != len(rows):
+            return None
+        for r, i in zip(records, rows):
+            if r.question is not None and " ".join(r.question.split()) != " ".join(gold.questions[i].question.split()):
+                return None
+        lists = list(map(_RETRIEVED, records))
+        flat = list(chain.from_iterable(lists))
+        cols = _columns(list(map(len, lists)), list(map(_DOC, flat)), list(map(_PAGES, flat)), list(map(_MODALITY, flat)))
+        if cols is None:
+            return None
+        candidates, columns = cols
+        if any(len(set(c[:K])) < len(c[:K]) for c in candidates):
+            return None  # a repeat is worth a warning with its line: the generic path gives it
+        return UnidocRun(rows, candidates, dict(zip(rows, map(_ANSWER, records))), columns, {})
+
     def judge_items(self, parsed: UnidocRun, gold: UnidocGold) -> list:
         from ..judge import JudgeItem
 
@@ -342,6 +384,8 @@ def _candidate(c) -> tuple | str:
         return f"modality: expected a string, got {type(modality).__name__}"
     if type(pages) is not list or not 1 <= len(pages) <= 2 or any(type(p) is not int or p < 1 for p in pages):
         return f"pages: expected [start, end] or [page] of integers >= 1, got {pages!r}"[:200]
+    if max(pages) > MAX_PAGE:
+        return f"pages: page numbers above {MAX_PAGE:,} are not real pages, got {pages!r}"[:200]
     start, end = pages[0], pages[-1]
     if start > end:
         return f"pages: start {start} is after end {end} (pages out of order)"
@@ -363,33 +407,41 @@ _NONE = type(None)
 
 
 def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | None:
-    """All candidates of a well-formed file, checked with whole-list passes.
+    """All candidates of a well-formed file (dicts), checked with whole-list passes.
 
     Each check is one C-level pass over every candidate of the file, several
     times faster than checking candidate by candidate; None when any check
     fails, so the caller falls back to the precise per-candidate path.
-    Returns the tuples per list and the flat columns scoring needs.
     """
     flat = list(chain.from_iterable(lists))
-    lens = list(map(len, lists))
-    if not flat:
-        return [[] for _ in lists], ([], [], [], lens)
     try:  # dict.get refuses anything but a dict: no separate type pass needed
         docs = list(map(dict.get, flat, repeat("doc")))
         pages = list(map(dict.get, flat, repeat("pages")))
         mods = list(map(dict.get, flat, repeat("modality")))
     except TypeError:
         return None
-    if set(map(type, docs)) != {str} or "" in docs or set(map(type, pages)) != {list}:
+    if flat and (set(map(type, docs)) != {str} or "" in docs or set(map(type, pages)) != {list}
+                 or not set(map(type, mods)) <= {str, _NONE}):
         return None
-    if not set(map(len, pages)) <= {1, 2} or not set(map(type, mods)) <= {str, _NONE}:
+    if flat and set(map(type, chain.from_iterable(pages))) != {int}:
         return None
-    starts = list(map(_first, pages))
-    ends = list(map(_last, pages))
-    if set(map(type, starts)) != {int} or set(map(type, ends)) != {int}:
+    return _columns(list(map(len, lists)), docs, pages, mods)
+
+
+def _columns(lens: list[int], docs: list[str], pages: list[list[int]], mods: list) -> tuple[list[list[tuple]], tuple] | None:
+    """Tuples per list and the flat columns scoring needs, once types are known good; None if a range is bad."""
+    if not docs:
+        return [[] for _ in lens], ([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), lens)
+    plens = np.fromiter(map(len, pages), dtype=np.int64, count=len(pages))
+    if plens.min() < 1 or plens.max() > 2:
         return None
-    starts, ends = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
-    if starts.min() < 1 or (starts > ends).any():
+    flat_pages = list(chain.from_iterable(pages))
+    if min(flat_pages) < 1 or max(flat_pages) > MAX_PAGE:
+        return None
+    values = np.array(flat_pages, dtype=np.int64)
+    last = np.cumsum(plens) - 1
+    starts, ends = values[last - plens + 1], values[last]
+    if (starts > ends).any():
         return None
     tuples = list(zip(docs, starts.tolist(), ends.tolist(), mods))
     out, pos = [], 0
@@ -397,9 +449,6 @@ def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | Non
         out.append(tuples[pos:pos + n])
         pos += n
     return out, (docs, starts, ends, lens)
-
-
-_first, _last = itemgetter(0), itemgetter(-1)
 
 
 def _precision_recall(run: UnidocRun, gold: UnidocGold) -> tuple[np.ndarray, np.ndarray]:

@@ -7,8 +7,11 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, compress, repeat
+from operator import attrgetter
 from pathlib import Path
+from typing import Annotated
 
+import msgspec
 import numpy as np
 
 from ..metrics import BootstrapPlan
@@ -19,6 +22,8 @@ from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitInd
 
 K = 5
 MAX_RANKING = 100
+_DATASET, _QUERY, _RANKING = attrgetter("dataset"), attrgetter("query_id"), attrgetter("ranking")
+_DOC, _SCORE = attrgetter("doc"), attrgetter("score")
 _V1 = ("arxivqa_test_subsampled", "docvqa_test_subsampled", "infovqa_test_subsampled", "tabfquad_test_subsampled",
        "tatdqa_test", "shiftproject_test", "syntheticDocQA_artificial_intelligence_test", "syntheticDocQA_energy_test",
        "syntheticDocQA_government_reports_test", "syntheticDocQA_healthcare_industry_test")
@@ -70,6 +75,19 @@ def dataset_from_filename(stem: str) -> str:
 
 def family_of(dataset: str) -> str:
     return next((f for f, members in FAMILIES.items() if dataset in members), "other")
+
+
+class _Entry(msgspec.Struct):
+    doc: str
+    score: float  # JSON integers are accepted; NaN / inf are not JSON numbers, 1e999 is out of range
+
+
+class _Record(msgspec.Struct):
+    """One ranking, as the typed fast path decodes it."""
+
+    dataset: str
+    query_id: str
+    ranking: Annotated[list[_Entry], msgspec.Meta(min_length=1, max_length=MAX_RANKING)]
 
 
 class VdrTrack(Track):
@@ -193,6 +211,27 @@ class VdrTrack(Track):
                     problems.error(env.header_where, f"dataset {ds} has predictions but no storage entry", field="system.storage")
         run.storage = storage if isinstance(storage, dict) else {}
         return run
+
+    record_type = _Record
+
+    def fast_validate(self, records: list[_Record], system: dict, gold: VdrGold, env: Envelope) -> VdrRun | None:
+        keys = list(zip(map(_DATASET, records), map(_QUERY, records)))
+        qrels = gold.qrels
+        if any(ds not in qrels or q not in qrels[ds] for ds, q in keys) or len(set(keys)) != len(keys):
+            return None
+        storage = system.get("storage")
+        if not isinstance(storage, dict) or not {ds for ds, _ in keys} <= storage.keys():
+            return None
+        rankings = list(map(_RANKING, records))
+        flat = list(chain.from_iterable(rankings))
+        docs = list(map(_DOC, flat))
+        lens = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))
+        pos = 0
+        for n in lens.tolist():  # a doc twice in one ranking: the generic path says where
+            if len(set(docs[pos:pos + n])) != n:
+                return None
+            pos += n
+        return VdrRun(keys, docs, np.array(list(map(_SCORE, flat)), dtype=np.float64), lens, storage)
 
     def score(self, run: VdrRun, gold: VdrGold, verdicts: dict | None = None) -> Scores:
         # datasets with predictions and at least one query with a relevant document

@@ -1,0 +1,80 @@
+"""The typed fast path accepts exactly what the generic path accepts, and scores it identically."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import leaderboard.scoring as scoring
+from leaderboard.fastpath import fast_parse
+from leaderboard.submission import read_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = sorted(p for p in (ROOT / "assets" / "demo" / "submissions").rglob("*") if p.is_file())
+
+
+def both(data: bytes, name: str, monkeypatch):
+    fast = scoring.check(data, name)
+    with monkeypatch.context() as m:
+        m.setattr(scoring, "fast_parse", lambda *a, **k: None)
+        generic = scoring.check(data, name)
+    return fast, generic
+
+
+def scores(checked):
+    s = scoring.score_checked(checked, "x").summary
+    return {k: s[k] for k in ("n", "missing", "overall", "ci", "breakdowns")}
+
+
+@pytest.mark.parametrize("path", [p for p in DEMO if "/futurepedia/" not in p.as_posix()], ids=lambda p: p.name)
+def test_demo_files_take_the_fast_path_and_score_the_same(path, monkeypatch):
+    data = path.read_bytes()
+    assert fast_parse(read_bytes(data, path.name), path.name, None) is not None
+    fast, generic = both(data, path.name, monkeypatch)
+    assert fast.ok and generic.ok
+    assert scores(fast) == scores(generic)
+
+
+UNIDOC = next(p for p in DEMO if "/unidoc/" in p.as_posix() and p.suffix == ".jsonl").read_bytes()
+VDR = next(p for p in DEMO if "/vdr/" in p.as_posix() and p.suffix == ".jsonl").read_bytes()
+
+
+def _small(data: bytes, n: int) -> bytes:
+    return b"\n".join(data.split(b"\n")[: n + 1]) + b"\n"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["unidoc", "vdr"]), st.data())
+def test_mutated_files_get_the_same_verdict_on_both_paths(track, data):
+    raw = bytearray(_small(UNIDOC if track == "unidoc" else VDR, 4))
+    for _ in range(data.draw(st.integers(1, 3))):
+        pos = data.draw(st.integers(0, len(raw) - 1))
+        raw[pos:pos + data.draw(st.integers(0, 3))] = data.draw(st.sampled_from(
+            [b"", b"0", b"-1", b"1e999", b"null", b'"', b"true", b"[]", b"{}", b",", b"1.5", b"\n", b" ", b"9" * 25]))
+    name = "s.jsonl"
+    fast = scoring.check(bytes(raw), name)
+    original = scoring.fast_parse
+    scoring.fast_parse = lambda *a, **k: None
+    try:
+        generic = scoring.check(bytes(raw), name)
+    finally:
+        scoring.fast_parse = original
+    assert fast.ok == generic.ok, (fast.errors, generic.errors)
+    if fast.ok:
+        assert scores(fast) == scores(generic)
+    else:
+        assert fast.errors == generic.errors  # errors always come from the generic path
+
+
+def test_json_envelope_takes_the_fast_path(monkeypatch):
+    lines = [json.loads(x) for x in VDR.decode().splitlines() if x.strip()]
+    doc = json.dumps({**lines[0], "predictions": lines[1:]}).encode()
+    assert fast_parse(doc, "s.json", None) is not None
+    fast, generic = both(doc, "s.json", monkeypatch)
+    assert fast.ok and scores(fast) == scores(generic)
+    assert np.isfinite(fast.parsed.scores).all()
