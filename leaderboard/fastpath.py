@@ -23,6 +23,13 @@ from .submission import Envelope, submission_extension
 from .tracks import TRACKS, Track
 
 
+class _TrackOnly(msgspec.Struct):
+    track: str
+
+
+_TRACK_ONLY = msgspec.json.Decoder(_TrackOnly)
+
+
 @cache
 def _decoders(track: Track) -> tuple[msgspec.json.Decoder, msgspec.json.Decoder]:
     """(one-record decoder for JSONL, whole-envelope decoder for JSON) of a track."""
@@ -44,8 +51,7 @@ def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> tuple[Track,
             records = _decoders(track)[0].decode_lines(body)
             system = header.get("system")
         else:
-            probe = msgspec.json.decode(raw, type=dict[str, Any]) if raw.lstrip()[:1] == b"{" else None
-            track = TRACKS.get(probe.get("track")) if isinstance(probe, dict) else None
+            track = TRACKS.get(_TRACK_ONLY.decode(raw).track)  # skims the rest without building it
             if track is None or track.record_type is None:
                 return None
             doc = _decoders(track)[1].decode(raw)
