@@ -12,14 +12,13 @@ with lines and fields. Both paths accept exactly the same files.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import Any
 
 import msgspec
 
 from .problems import Problems
-from .submission import Envelope, submission_extension
+from .submission import Envelope, loads_strict, submission_extension
 from .tracks import TRACKS, Track
 
 
@@ -44,7 +43,7 @@ def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> tuple[Track,
     try:
         if ext.startswith(".jsonl"):
             head, _, body = raw.lstrip(b"\xef\xbb\xbf").lstrip().partition(b"\n")
-            header = json.loads(head)
+            header = loads_strict(head.decode("utf-8"))  # the same rules as the generic path (no NaN)
             track = TRACKS.get(header.get("track")) if isinstance(header, dict) else None
             if track is None or track.record_type is None:
                 return None

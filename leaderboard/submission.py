@@ -75,8 +75,12 @@ def _reject_constant(name: str):
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)  # one decoder, not one per line
 
 
-def _loads(text: str):
+def loads_strict(text: str):
+    """json.loads refusing NaN / Infinity literals."""
     return _DECODER.decode(text)
+
+
+_loads = loads_strict
 
 
 def _json_error(exc: Exception, line_offset: int = 0) -> str:

@@ -78,3 +78,12 @@ def test_json_envelope_takes_the_fast_path(monkeypatch):
     fast, generic = both(doc, "s.json", monkeypatch)
     assert fast.ok and scores(fast) == scores(generic)
     assert np.isfinite(fast.parsed.scores).all()
+
+
+def test_nan_in_an_unchecked_header_field_is_refused_on_both_paths(monkeypatch):
+    head, _, body = VDR.partition(b"\n")
+    header = json.loads(head)
+    header["system"]["extra_note"] = "__NAN__"
+    doc = json.dumps(header).replace('"__NAN__"', "NaN").encode() + b"\n" + body
+    fast, generic = both(doc, "s.jsonl", monkeypatch)
+    assert not fast.ok and not generic.ok and "NaN is not allowed" in fast.errors[0]
