@@ -48,6 +48,9 @@ def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> tuple[Track,
             if track is None or track.record_type is None:
                 return None
             records = _decoders(track)[0].decode_lines(body)
+            # JSONL is one record per line; decode_lines would also take a record spread over lines
+            if len(records) != sum(1 for line in body.split(b"\n") if line.strip()):
+                return None
             system = header.get("system")
         else:
             track = TRACKS.get(_TRACK_ONLY.decode(raw).track)  # skims the rest without building it
