@@ -39,7 +39,7 @@ qrel is synthetic: the files share only their schemas with the published
 UniDoc-Bench, Futurepedia and ViDoRe gold files.
 
 - `gold/unidoc/<domain>.json`: per-domain question files (published schema)
-- `gold/futurepedia/mul_ans_all.json`: multilingual answers (published schema)
+- `gold/futurepedia/demo_answers.json`: multilingual answers (published schema)
 - `gold/vdr/<dataset, "/" as "__">.qrels`: TREC qrels `query_id 0 doc_id grade`
 - `submissions/<track>/`: demo systems in the submission envelope
 """
@@ -856,7 +856,7 @@ def _make_futurepedia_gold(out_dir: Path, seed: int, size: str) -> Path:
     kinds += ["entity"] * (n - len(kinds))
     rng.shuffle(kinds)
     records = [_futurepedia_record(rng, i, kind) for i, kind in enumerate(kinds)]
-    path = out_dir / "mul_ans_all.json"
+    path = out_dir / "demo_answers.json"
     _write(path, _gold_json(records))
     return path
 
@@ -934,7 +934,7 @@ _FUTUREPEDIA_SYSTEMS = (
 
 
 def _read_futurepedia(gold: Path) -> list[dict]:
-    path = gold / "mul_ans_all.json" if gold.is_dir() else gold
+    path = gold / "demo_answers.json" if gold.is_dir() else gold
     return json.loads(path.read_text(encoding="utf-8"))
 
 

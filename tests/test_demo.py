@@ -168,7 +168,7 @@ SCRIPTS = {"zh": r"[\u4e00-\u9fff]", "ja": r"[\u3040-\u30ff\u4e00-\u9fff]", "ko"
 
 
 def test_futurepedia_gold_schema():
-    records = json.loads((ASSETS / "gold" / "futurepedia" / "mul_ans_all.json").read_text(encoding="utf-8"))
+    records = json.loads((ASSETS / "gold" / "futurepedia" / "demo_answers.json").read_text(encoding="utf-8"))
     assert [r["id"] for r in records] == list(range(len(records))) and 35 <= len(records) <= 45
     multi = lists = short = commas = 0
     for r in records:
@@ -285,7 +285,7 @@ def check_vdr(gold: dict[str, dict[str, dict[str, int]]], subs) -> None:
 
 def test_demo_submissions_are_valid():
     check_unidoc(unidoc_gold(ASSETS / "gold" / "unidoc"), submissions("unidoc"))
-    fp_gold = json.loads((ASSETS / "gold" / "futurepedia" / "mul_ans_all.json").read_text(encoding="utf-8"))
+    fp_gold = json.loads((ASSETS / "gold" / "futurepedia" / "demo_answers.json").read_text(encoding="utf-8"))
     check_futurepedia(fp_gold, submissions("futurepedia"))
     check_vdr(read_qrels(ASSETS / "gold" / "vdr"), submissions("vdr"))
 
@@ -368,7 +368,7 @@ def _listing(value) -> str:
 
 def test_futurepedia_english_bias_shows():
     gold = {r["id"]: r for r in json.loads(
-        (ASSETS / "gold" / "futurepedia" / "mul_ans_all.json").read_text(encoding="utf-8"))}
+        (ASSETS / "gold" / "futurepedia" / "demo_answers.json").read_text(encoding="utf-8"))}
     english_answers = {}
     for _, system, records in submissions("futurepedia"):
         selection = [r for r in records if r["task"] == "selection"]
@@ -401,7 +401,7 @@ def test_make_submissions_valid_distinct_and_deterministic():
         assert len(set(names)) == 6 and {n.split(".", 1)[1] for n in names} == {"json", "jsonl", "jsonl.gz"}
         assert len({system["name"] for _, system, _ in parsed(subs)}) == 6
     check_unidoc(unidoc_gold(gold / "unidoc"), parsed(unidoc))
-    fp_gold = json.loads((gold / "futurepedia" / "mul_ans_all.json").read_text(encoding="utf-8"))
+    fp_gold = json.loads((gold / "futurepedia" / "demo_answers.json").read_text(encoding="utf-8"))
     check_futurepedia(fp_gold, parsed(fp))
     check_vdr(read_qrels(gold / "vdr"), parsed(vdr))
     for _, _, records in parsed(vdr):

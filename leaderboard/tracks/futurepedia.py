@@ -93,9 +93,9 @@ class FuturepediaTrack(Track):
 
     # ---- gold ---------------------------------------------------------------------
     def read_gold(self, path: Path) -> FuturepediaGold:
-        file = path if path.is_file() else next(iter(sorted(path.rglob("mul_ans_all.json"))), None)
+        file = path if path.is_file() else _answers_file(path)
         if file is None:
-            raise FileNotFoundError(f"futurepedia gold: no mul_ans_all.json under {path}")
+            raise FileNotFoundError(f"futurepedia gold: no mul_ans_all.json (or single answers .json) under {path}")
         records = []
         for raw in json.loads(file.read_text(encoding="utf-8")):
             records.append(Record(
@@ -236,3 +236,12 @@ class FuturepediaTrack(Track):
         return Scores(n=n, missing=missing, overall=overall, ci=ci,
                       breakdowns={a: b for a, b in breakdowns.items() if b}, units=units,
                       extra={"tasks": [t for t in TASKS if t in parsed]})
+
+
+def _answers_file(folder: Path) -> Path | None:
+    """The published mul_ans_all.json, else the folder's only .json file (the bundled demo's answers)."""
+    published = sorted(folder.rglob("mul_ans_all.json"))
+    if published:
+        return published[0]
+    candidates = sorted(folder.glob("*.json"))
+    return candidates[0] if len(candidates) == 1 else None
