@@ -5,7 +5,7 @@ submission formats onto these functions.
 """
 
 from .ngram import char_ngram_recall, multi_part_recall, ngram_set, normalise
-from .ranking import ndcg_at_k, ndcg_at_k_batch
+from .ranking import ndcg_at_k, ndcg_at_k_many
 from .retrieval import page_overlap_batch, page_overlap_precision_recall
 from .selection import selection_entropy
 from .stats import BootstrapPlan, paired_test
@@ -15,7 +15,7 @@ __all__ = [
     "char_ngram_recall",
     "multi_part_recall",
     "ndcg_at_k",
-    "ndcg_at_k_batch",
+    "ndcg_at_k_many",
     "ngram_set",
     "normalise",
     "page_overlap_batch",

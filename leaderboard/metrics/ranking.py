@@ -44,21 +44,6 @@ def ndcg_at_k(
     return dcg / idcg
 
 
-def ndcg_at_k_batch(
-    rankings: Mapping[str, tuple[Sequence[str], Sequence[float]]],
-    qrels: Mapping[str, Mapping[str, float]],
-    k: int = 5,
-) -> dict[str, float]:
-    """nDCG@k for every judged query of `qrels`; a query without ranking scores 0."""
-    out: dict[str, float] = {}
-    for qid, grades in qrels.items():
-        if ideal_dcg(grades, k) == 0:
-            continue
-        ranking = rankings.get(qid)
-        out[qid] = ndcg_at_k(ranking[0], ranking[1], grades, k) if ranking else 0.0
-    return out
-
-
 def ndcg_at_k_many(
     scores: np.ndarray, docs: Sequence[str], lens: np.ndarray, grades: Sequence[Mapping[str, float]],
     idcg: np.ndarray, k: int = 5,
