@@ -69,7 +69,10 @@ class Board:
                 self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)  # re-index the folder
         except StoreError as exc:
             log.warning("results cache not pulled: %s", exc)
-        self.refresher.refresh_now()
+        if self.refresher.refresh_now() is None:  # unreachable at start: serve what the last run left on disk
+            cached = self.store.cached_snapshot()
+            if cached is not None:
+                self.refresher.seed(cached)
         if background:
             self.refresher.start(pull_first=False)
             self._judge_thread = threading.Thread(target=self._judge_worker, name="judge", daemon=True)

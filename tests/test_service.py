@@ -111,3 +111,17 @@ def test_submit_through_the_hub_and_a_fresh_space_starts_from_cached_results(hub
     board2 = Board(Settings(data_dir=tmp_path / "fresh", judge="none"), fresh).start(background=False)
     assert sorted(e.id for e in board2.entries()) == sorted(e.id for e in board.entries())
     assert all(e.status == "scored" for e in board2.entries())
+
+
+def test_a_restart_during_an_outage_serves_the_last_pull_from_disk(hub_board, tmp_path):
+    hub, board, settings = hub_board
+    ids = sorted(e.id for e in board.entries())
+    hub.fail(500)
+    restarted = Board(Settings(data_dir=tmp_path / "a", judge="none"), settings).start(background=False)
+    assert sorted(e.id for e in restarted.entries()) == ids
+    assert all(e.status == "scored" for e in restarted.entries())
+    status = restarted.status()
+    assert status["banner"] and "unreachable" in status["banner"] and "data as of" in status["data_as_of"]
+    hub.ok()
+    restarted.refresh()
+    assert restarted.status()["banner"] is None and sorted(e.id for e in restarted.entries()) == ids

@@ -40,6 +40,13 @@ class Store(ABC):
     def flags(self) -> dict:
         """Maintainers' flags: repo path -> {"status": "hidden"|"flagged", "reason": str}."""
 
+    def cached_snapshot(self) -> Snapshot | None:
+        """What an earlier pull left on disk, without any network (None when there is nothing).
+
+        Lets a restarted app serve the last good data while the backend is unreachable.
+        """
+        return None
+
     def push_results(self, local_dir: Path) -> int:
         """Upload result files missing from the results repo; returns how many were uploaded."""
         return 0

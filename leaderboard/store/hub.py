@@ -250,6 +250,12 @@ class HubStore(Store):
 
     # ---- pull ----------------------------------------------------------------------------
 
+    def cached_snapshot(self) -> Snapshot | None:
+        with self._pull_lock:
+            if not self._state.commit or not all(Path(f.local_path).exists() for f in self._state.files.values()):
+                return None
+            return self._snapshot()
+
     def pull(self) -> Snapshot:
         with self._pull_lock, self._hub_errors("pulling submissions"):
             head = self._head(self.repo_id)

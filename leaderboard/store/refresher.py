@@ -90,6 +90,15 @@ class Refresher:
 
     # ---- pulling ---------------------------------------------------------------------------
 
+    def seed(self, snapshot: Snapshot) -> None:
+        """Serve a snapshot from disk until the first successful pull (a restart during an outage)."""
+        with self._refresh_lock:
+            if self._snapshot is not None:
+                return
+            self._snapshot = snapshot
+        if self.on_snapshot:
+            self.on_snapshot(snapshot)
+
     def refresh_now(self) -> Snapshot | None:
         """Pull once, synchronously (startup, admin button). Returns the last good snapshot."""
         with self._refresh_lock:
