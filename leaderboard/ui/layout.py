@@ -96,8 +96,11 @@ class TrackTab:
             with gr.Row():
                 self.chart_metric = gr.Dropdown(metric_labels, value=t.metric(t.rank_by).label, label="Chart metric",
                                                 scale=1, elem_id=f"{t.name}-chart-metric")
-                self.chart_system = gr.Dropdown([], label="System (for per-system charts)", scale=1,
-                                                visible=any(c.kind == "pair_heatmap" for c in t.charts))
+                systems = views.system_choices(board, t.name)
+                self.chart_system = gr.Dropdown(systems, value=systems[0][1] if systems else None,
+                                                label="System (for per-system charts)", scale=1, allow_custom_value=True,
+                                                visible=any(c.kind == "pair_heatmap" for c in t.charts),
+                                                elem_id=f"{t.name}-chart-system")
             self.chart_tabs, self.plots = [], []
             with gr.Tabs(elem_id=f"{t.name}-charts"):
                 for i, c in enumerate(t.charts):
@@ -141,8 +144,13 @@ class TrackTab:
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
         _, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, None)
         systems = views.chart_systems(self.board, self.track.name, raw)
-        name = next((n for n, s in systems if s.get("sha256", "")[:12] == system_id), None)
-        return views.chart(self.track, index, systems, metric_label, name)
+        return views.chart(self.track, index, systems, metric_label, system_id)
+
+    def repick_system(self, current):
+        """Fresh choices for the per-system charts, keeping the current pick while it exists."""
+        choices = views.system_choices(self.board, self.track.name)
+        ids = [i for _, i in choices]
+        return gr.update(choices=choices, value=current if current in ids else (ids[0] if ids else None))
 
     def redraw_active(self, active, *args):
         """Redraw only the chart on screen; the others are drawn when their tab opens."""
@@ -290,6 +298,8 @@ def build(board: Board) -> gr.Blocks:
             data_version.change(tt.render, [active_tab, *tt.controls], [tt.table, url], api_name=False,
                                 show_progress="hidden")
         data_version.change(det["repick"], det["system"], det["system"], api_name=False, show_progress="hidden")
+        for tt in tabs_by_track.values():
+            data_version.change(tt.repick_system, tt.chart_system, tt.chart_system, api_name=False, show_progress="hidden")
         data_version.change(cmp["repick"], [cmp["track"], cmp["a"], cmp["b"]], [cmp["a"], cmp["b"]], api_name=False,
                             show_progress="hidden")
     return demo

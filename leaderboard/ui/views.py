@@ -226,6 +226,7 @@ def chart_systems(board: Board, track_name: str, raw: pd.DataFrame) -> list[tupl
 
 
 def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metric_label: str | None, pair_system: str | None):
+    """Chart `chart_index` of the track; `pair_system` is the id of the system per-system charts show."""
     c = track.charts[chart_index]
     metric = next((m.key for m in track.metrics if m.label == metric_label), track.rank_by)
     if c.kind == "by_axis":
@@ -242,7 +243,8 @@ def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metri
     if c.kind == "pair_heatmap":
         decl = next(a for a in track.axes if a.key == c.axis)
         key = metric if metric in decl.metrics else decl.metrics[0]
-        pick = next(((n, s) for n, s in systems if n == pair_system and c.axis in s.get("breakdowns", {})), None)
+        pick = next(((n, s) for n, s in systems if s.get("sha256", "")[:12] == pair_system
+                     and c.axis in s.get("breakdowns", {})), None)
         pick = pick or next(((n, s) for n, s in systems if c.axis in s.get("breakdowns", {})), None)
         if pick is None:
             return figures.message_figure("No system has cross-lingual results yet.")

@@ -1,0 +1,55 @@
+"""View functions without a server: per-system charts, failing charts, Pareto front."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from leaderboard.service import Board
+from leaderboard.settings import Settings
+from leaderboard.store import StoreSettings
+from leaderboard.tracks import TRACKS
+from leaderboard.ui import figures, views
+from leaderboard.ui.format import esc
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    d = Path(tmp_path_factory.mktemp("views"))
+    return Board(Settings(data_dir=d, judge="none"), StoreSettings(data_dir=d)).start(background=False)
+
+
+def test_pair_heatmap_follows_the_chosen_system(board):
+    track = TRACKS["futurepedia"]
+    index = next(i for i, c in enumerate(track.charts) if c.kind == "pair_heatmap")
+    _, raw = views.table_frames(board, "futurepedia")
+    systems = views.chart_systems(board, "futurepedia", raw)
+    with_pairs = [(n, s) for n, s in systems if "language_pair" in s["breakdowns"]]
+    name, summary = with_pairs[1]
+    fig = views.chart(track, index, systems, None, summary["sha256"][:12])
+    assert esc(name) in fig.layout.title.text
+    assert len(fig.data[0].z) == 8 and len(fig.data[0].z[0]) == 8  # query x document language
+
+
+def test_a_failing_chart_becomes_a_message():
+    def broken(*_):
+        raise KeyError("boom")
+
+    fig = figures.safe(broken)
+    assert "could not be drawn (KeyError)" in fig.layout.annotations[0].text
+
+
+def test_pareto_front_keeps_only_undominated_points():
+    pts = [(0.0, 0.9), (0.5, 0.85), (0.5, 0.7), (0.75, 0.86), (0.9, 0.5), (0.9, 0.6)]
+    assert figures.pareto_front(pts) == [(0.0, 0.9), (0.75, 0.86), (0.9, 0.6)]
+
+
+def test_every_declared_chart_draws_on_the_demo_board(board):
+    for name, track in TRACKS.items():
+        _, raw = views.table_frames(board, name)
+        systems = views.chart_systems(board, name, raw)
+        for i, c in enumerate(track.charts):
+            fig = views.chart(track, i, systems, None, None)
+            text = " ".join(a.text for a in fig.layout.annotations or [])
+            assert "could not be drawn" not in text, (name, c.title)
