@@ -44,6 +44,7 @@ class Board:
         self.store_settings = store_settings or StoreSettings.from_env()
         self.store = open_store(self.store_settings)
         self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)
+        self.judge_error: str | None = None
         self.judge = judge if judge is not None else self._make_judge()
         self._lock = threading.RLock()
         self._entries: dict[str, Entry] = {}
@@ -57,9 +58,14 @@ class Board:
     def _make_judge(self):
         if self.settings.judge == "none":
             return None
-        from .judge import make_judge
+        from .judge import JudgeConfigError, make_judge
 
-        return make_judge(self.settings.judge, **self.settings.judge_kwargs())
+        try:
+            return make_judge(self.settings.judge, **self.settings.judge_kwargs())
+        except JudgeConfigError as exc:  # a misconfigured judge must not keep the board down: E2E shows "not judged"
+            log.warning("no judge: %s", exc)
+            self.judge_error = str(exc)
+            return None
 
     # ---- lifecycle ---------------------------------------------------------------------
     def start(self, background: bool = True) -> Board:
@@ -224,8 +230,11 @@ class Board:
         return result
 
     def status(self) -> dict:
+        judge = getattr(self.judge, "name", "none")
+        if self.judge_error:
+            judge += f" ({self.settings.judge} judge not configured: {self.judge_error})"
         return {"data_as_of": self.refresher.data_as_of(), "banner": self.refresher.banner(),
-                "source": self.store.source, "judge": getattr(self.judge, "name", "none")}
+                "source": self.store.source, "judge": judge}
 
     # ---- writing -------------------------------------------------------------------------
     def submit(self, *, user: str, track: str, filename: str, data: bytes, metadata: dict) -> SubmitStatus:

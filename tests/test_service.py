@@ -125,3 +125,12 @@ def test_a_restart_during_an_outage_serves_the_last_pull_from_disk(hub_board, tm
     hub.ok()
     restarted.refresh()
     assert restarted.status()["banner"] is None and sorted(e.id for e in restarted.entries()) == ids
+
+
+def test_a_misconfigured_judge_leaves_the_board_up_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.delenv("JUDGE_MODEL", raising=False)
+    board = Board(Settings(data_dir=tmp_path, judge="openai", judge_model=""), StoreSettings(data_dir=tmp_path))
+    board.start(background=False)
+    assert board.judge is None and all(e.status == "scored" for e in board.entries())
+    assert "openai judge not configured" in board.status()["judge"]
+    assert all("completeness" not in e.summary.get("overall", {}) for e in board.entries("unidoc"))
