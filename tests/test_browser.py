@@ -334,3 +334,15 @@ def test_phone_width_is_readable(app, page_factory):
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
     page.screenshot(path=str(SHOTS / "phone-compare.png"), full_page=True)
     assert_inert(page)
+
+
+def test_clicking_a_row_opens_that_system(app, page_factory):
+    page = page_factory()
+    open_board(page, app)
+    names = column(page, "unidoc-table", header_index(page, "unidoc-table", "System"))
+    second = names[1]
+    page.locator(f"#unidoc-table [role=row][data-index] [data-col='{header_index(page, 'unidoc-table', 'System')}']").nth(1).click()
+    page.wait_for_function("location.search.includes('tab=system')")
+    page.wait_for_function("(n) => document.querySelector('#system-meta') && "
+                           "document.querySelector('#system-meta').innerText.includes(n)", arg=second)
+    assert page.input_value("#system-pick input").split(" · ")[1].startswith(second[:20])

@@ -226,6 +226,17 @@ def build(board: Board) -> gr.Blocks:
             for control in (tt.chart_metric, tt.chart_system):
                 control.change(tt.redraw_active, [tt.active_chart, *chart_inputs], tt.plots, api_name=False)
 
+        # a click on a table row opens that submission in the System tab
+        def open_row(evt: gr.SelectData):
+            row = evt.row_value or []
+            entry_id = next((v for v in reversed(row) if isinstance(v, str) and board.entry(v) is not None), None)
+            if entry_id is None:  # the Id column is hidden: nothing to open
+                return gr.update(), gr.update(), gr.update()
+            return gr.Tabs(selected="system"), "system", gr.update(value=entry_id)
+
+        for tt in tabs_by_track.values():
+            tt.table.select(open_row, None, [main_tabs, active_tab, det["system"]], api_name=False)
+
         # compare: the API endpoint returns the comparison; the page also writes the URL while on screen
         def on_screen(view, fn):
             def run(active, *args):

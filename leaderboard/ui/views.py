@@ -44,7 +44,7 @@ def optional_columns(track: Track) -> list[str]:
     fields = [f.label for f in track.system_fields if f.key not in ("name", "description", "link", "judge_note")]
     extra = ["Retention"] if track.name == "vdr" else []
     vars_ = [f"{m.label} VAR" for m in track.metrics] if track.name == "futurepedia" else []
-    return fields + [m.label for m in track.metrics] + extra + vars_ + ["Rank (CI)", "Covered", "Missing", "Judge", "Submitted", "Status"]
+    return fields + [m.label for m in track.metrics] + extra + vars_ + ["Rank (CI)", "Covered", "Missing", "Judge", "Submitted", "Status", "Id"]
 
 
 def default_columns(track: Track) -> list[str]:
@@ -143,6 +143,8 @@ def table_frames(board: Board, track_name: str, rank_by: str | None = None, slic
         disp["Submitted"] = raw["submitted"].astype(str).str.slice(0, 10)
     if "Status" in shown:
         disp["Status"] = [_status(r) for r in records]
+    if "Id" in shown:  # the submission's short content hash: citable, and what a row click opens
+        disp["Id"] = raw["id"].astype(str).tolist()
     return disp.reset_index(drop=True), raw.reset_index(drop=True)
 
 
