@@ -17,10 +17,11 @@ from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 
 from leaderboard import demo
+from leaderboard.submission import with_system
 from leaderboard.tracks import TRACKS
 from leaderboard.ui import views
 
-from appserver import running_app
+from appserver import place_submission, running_app
 
 UNIDOC_COLUMNS = ["Organisation", "Paradigm", "Recall@10", "Precision@10", "Completeness", "Faithfulness",
                   "Rank (CI)", "Covered", "Status"]
@@ -376,3 +377,15 @@ def test_table_has_results_and_judge_filters(client):
     assert "Jina-CLIP v2 retrieval only" not in set(df["System"])  # not judged: no completeness
     df, _ = table(client, "unidoc", "Recall@10", "All", "", [], [], ["lexical-v1"], UNIDOC_COLUMNS)
     assert len(df) and all("≈" in c for c in df["Completeness"])  # every judged cell says which judge (approximation)
+
+
+def test_refresh_endpoint_pulls_a_file_that_arrived_directly(client, app):
+    """A file pushed into the store by a maintainer appears after a refresh (locally anyone may refresh)."""
+    src = sorted((Path(__file__).resolve().parents[1] / "assets" / "demo" / "submissions" / "vdr").glob("*.jsonl"))[0]
+    data = with_system(src.read_bytes(), src.name, {"name": "Pushed directly by a maintainer"})
+    place_submission(app.data_dir, "vdr", "maintainers", data, stamp="20260301T000000Z")
+    before = len(app.board.entries("vdr"))
+    html = client.predict(api_name="/refresh")
+    assert "data as of" in html
+    names = [e.name for e in app.board.entries("vdr")]
+    assert len(names) == before + 1 and "Pushed directly by a maintainer" in names
