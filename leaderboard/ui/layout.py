@@ -266,7 +266,7 @@ def build(board: Board) -> gr.Blocks:
         det["unit"].submit(det["record"], [det["system"], det["unit"]], det["record_out"], api_name="record")
 
         # permalinks: restore the view named in the URL
-        restore_outputs = [main_tabs, active_tab]
+        restore_outputs = [main_tabs, active_tab, seen_version, status]
         for tt in tabs_by_track.values():
             restore_outputs += tt.controls
         restore_outputs += [cmp["track"], cmp["a"], cmp["b"], det["system"]]
@@ -276,7 +276,8 @@ def build(board: Board) -> gr.Blocks:
             tab = urlstate.first(params, "tab", next(iter(TRACKS)))
             valid_tabs = list(TRACKS) + ["compare", "system", "submit", "about"]
             tab = tab if tab in valid_tabs else next(iter(TRACKS))
-            out = [gr.Tabs(selected=tab), tab]
+            # the page starts from the board as it is now: the timer re-renders only on later changes
+            out = [gr.Tabs(selected=tab), tab, board.version, status_html(board)]
             for name, tt in tabs_by_track.items():
                 out += tt.restore(params if tab == name else {})
             out += cmp["restore"](params)
