@@ -346,3 +346,16 @@ def test_clicking_a_row_opens_that_system(app, page_factory):
     page.wait_for_function("(n) => document.querySelector('#system-meta') && "
                            "document.querySelector('#system-meta').innerText.includes(n)", arg=second)
     assert page.input_value("#system-pick input").split(" · ")[1].startswith(second[:20])
+
+
+def test_clicking_a_unit_shows_its_raw_prediction(app, page_factory):
+    e = next(x for x in app.board.entries("unidoc") if x.status == "scored")
+    page = page_factory()
+    page.goto(app.url + f"?tab=system&sys={e.id}")
+    page.wait_for_selector("#system-units [role=row][data-index]")
+    first_unit = page.locator("#system-units [role=row][data-index] [data-col='0']").first
+    unit_id = first_unit.inner_text().strip()
+    first_unit.click()
+    page.wait_for_function("(u) => document.querySelector('#system-record') && "
+                           "document.querySelector('#system-record').innerText.includes(u)", arg=unit_id)
+    assert page.input_value("#system-unit textarea, #system-unit input") == unit_id

@@ -265,6 +265,12 @@ def build(board: Board) -> gr.Blocks:
             control.change(det["units"], [det["system"], det["category"], det["search"]], det["units_out"], api_name=False)
         det["unit"].submit(det["record"], [det["system"], det["unit"]], det["record_out"], api_name="record")
 
+        def pick_unit(entry_id, evt: gr.SelectData):  # a click on a per-unit row shows that unit's raw record
+            unit_id = str((evt.row_value or [""])[0])
+            return unit_id, views.unit_record(board, entry_id, unit_id)
+
+        det["units_out"].select(pick_unit, det["system"], [det["unit"], det["record_out"]], api_name=False)
+
         # permalinks: restore the view named in the URL
         restore_outputs = [main_tabs, active_tab, seen_version, status]
         for tt in tabs_by_track.values():
@@ -394,7 +400,8 @@ def _system_tab(board: Board) -> dict:
         search = gr.Textbox(label="Search units", elem_id="system-search")
     units = gr.Dataframe(interactive=False, label="Per-unit scores (first 500 that match)", datatype="str",
                          elem_id="system-units", max_height=420)
-    unit = gr.Textbox(label="Raw prediction for unit (type or paste a unit id, then Enter)", elem_id="system-unit")
+    unit = gr.Textbox(label="Raw prediction for unit (click a row above, or type a unit id and press Enter)",
+                      elem_id="system-unit")
     record = gr.Code(language="json", label="Raw prediction record", elem_id="system-record")
 
     def show(entry_id):
