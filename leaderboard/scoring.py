@@ -293,6 +293,4 @@ class Rescorer:
 
     @staticmethod
     def _invalid(sha: str, errors: list[str]) -> dict:
-        return {"sha256": sha, "track": None, "system": {}, "status": "invalid", "errors": errors, "warnings": [],
-                "metric_version": METRIC_VERSION, "judge": NO_JUDGE,
-                "scored_at": datetime.now(UTC).isoformat(timespec="seconds")}
+        return score_checked(Checked(False, None, {}, errors, []), sha).summary

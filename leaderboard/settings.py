@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .store.settings import _default_data_dir
+from .store.settings import _default_data_dir, _positive_int
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class Settings:
             judge_model=text("JUDGE_MODEL") or "gpt-4o-mini",
             openai_base_url=text("OPENAI_BASE_URL"),
             openai_api_key=text("OPENAI_API_KEY"),
-            judge_concurrency=int(text("JUDGE_CONCURRENCY") or 4),
+            judge_concurrency=_positive_int(env, "JUDGE_CONCURRENCY", 4),
             admin_users=tuple(u.strip() for u in (text("ADMIN_USERS") or "").split(",") if u.strip()),
         )
 

@@ -134,7 +134,7 @@ class TrackTab:
 
     def export(self, rank_by, slice_choice, search, *rest):
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
-        _, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, None)
+        raw = views.filtered_table(self.board, self.track.name, rank_by, slice_choice, search or "", filters)
         keep = [c for c in raw.columns if c not in ("judging", "errors", "flag_reason")]
         path = _export_dir() / f"{self.track.name}-leaderboard.csv"
         raw[keep].to_csv(path, index=False)
@@ -142,7 +142,7 @@ class TrackTab:
 
     def chart(self, index, metric_label, system_id, rank_by, slice_choice, search, *rest):
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
-        _, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, None)
+        raw = views.filtered_table(self.board, self.track.name, rank_by, slice_choice, search or "", filters)
         systems = views.chart_systems(self.board, self.track.name, raw)
         return views.chart(self.track, index, systems, metric_label, system_id)
 

@@ -91,19 +91,18 @@ def _status(row) -> str:
     return status
 
 
-def table_frames(board: Board, track_name: str, rank_by: str | None = None, slice_choice: str | None = None,
-                 search: str = "", filters: dict[str, list[str]] | None = None,
-                 columns: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(display frame, raw frame) of a track's board under the given view."""
+def filtered_table(board: Board, track_name: str, rank_by: str | None = None, slice_choice: str | None = None,
+                   search: str = "", filters: dict[str, list[str]] | None = None) -> pd.DataFrame:
+    """The raw board rows of a view: ranked by `rank_by`, on a slice, searched and filtered."""
     track = TRACKS[track_name]
     rank_key = next((m.key for m in track.metrics if m.label == rank_by or m.key == rank_by), track.rank_by)
     raw = board.table(track_name, rank_by=rank_key, slice_=parse_slice(track, slice_choice))
     if raw.empty:
-        return pd.DataFrame({"Rank": [], "System": []}), raw
+        return raw
     if parse_slice(track, slice_choice) is not None:  # a slice view lists the systems that have that slice
         raw = raw[raw[[m.key for m in track.metrics]].notna().any(axis=1)]
         if raw.empty:
-            return pd.DataFrame({"Rank": [], "System": []}), raw
+            return raw
     if search:
         needle = search.casefold()
         hay = raw["name"].astype(str) + " " + raw.get("organization", "").astype(str)
@@ -117,6 +116,17 @@ def table_frames(board: Board, track_name: str, rank_by: str | None = None, slic
                     raw = raw[raw[m.key].notna()]
         elif key in raw:
             raw = raw[raw[key].astype(str).isin(wanted)]
+    return raw.reset_index(drop=True)
+
+
+def table_frames(board: Board, track_name: str, rank_by: str | None = None, slice_choice: str | None = None,
+                 search: str = "", filters: dict[str, list[str]] | None = None,
+                 columns: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(display frame, raw frame) of a track's board under the given view."""
+    track = TRACKS[track_name]
+    raw = filtered_table(board, track_name, rank_by, slice_choice, search, filters)
+    if raw.empty:
+        return pd.DataFrame({"Rank": [], "System": []}), raw
     shown = set(columns if columns is not None else default_columns(track))
     disp = pd.DataFrame({"Rank": raw["rank"].map(lambda r: "" if pd.isna(r) else str(int(r)))})
     if "Rank (CI)" in shown:
