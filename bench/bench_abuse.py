@@ -1,0 +1,202 @@
+"""Hostile and heavy uploads through the Submit tab while a second client browses: peak memory, slowest page request.
+
+    python bench/bench_abuse.py                # every payload below, once
+    python bench/bench_abuse.py --only bomb    # payloads whose name contains "bomb"
+
+Steps:
+  1. build the payloads in a temporary folder: the `{}`-bomb (.json.gz and
+     .jsonl.gz: ~20 million empty objects, ~57 MiB decompressed in ~60 KB), a
+     record flood per track (valid-looking records far past the record limit),
+     a 100,000-deep nesting, and the largest valid file per track (every demo
+     gold unit answered, unidoc answers at the 32,768-character limit);
+  2. start the app (`python app.py` on a private copy of the demo data, as a
+     visitor would meet it) and, from one thread, submit each payload through
+     the public `/submit` endpoint with gradio_client;
+  3. meanwhile a second client requests `/table_<track>` in a loop and times
+     every request end to end;
+  4. print, per payload, the verdict and the time it took; the slowest and the
+     median page request while payloads were in flight; the app's peak RSS
+     (VmHWM).
+
+Targets (issue 8): app peak RSS < 1.2 GB, slowest page request < 2 s.
+Not a test: the machine is shared and noisy; read the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from bench_app import AppProcess  # the same spawned app as the start-up bench
+
+TARGET_RSS_MB, TARGET_PAGE_S = 1200.0, 2.0
+SYSTEM = {"name": "bench payload", "paradigm": "text", "model": "m", "method": "none"}
+
+
+# ---- 1. payloads --------------------------------------------------------------------------------------------
+def _gz(path: Path, chunks) -> Path:
+    with gzip.open(path, "wb", compresslevel=6) as fh:
+        for chunk in chunks:
+            fh.write(chunk)
+    return path
+
+
+def empty_object_bomb(folder: Path, jsonl: bool, count: int = 20_000_000) -> Path:
+    block = 1_000_000
+    if jsonl:
+        head = json.dumps({"track": "unidoc", "system": SYSTEM}).encode() + b"\n"
+        return _gz(folder / "bomb-empty-objects.jsonl.gz", [head, *(b"{}\n" * block for _ in range(count // block))])
+    head = json.dumps({"track": "unidoc", "system": SYSTEM})[:-1].encode() + b', "predictions": [{}'
+    return _gz(folder / "bomb-empty-objects.json.gz", [head, *(b",{}" * block for _ in range(count // block)), b"]}"])
+
+
+def record_flood(folder: Path, track: str, count: int = 1_500_000) -> Path:
+    record = {
+        "unidoc": {"id": "finance-0000", "retrieved": [{"doc": "d", "pages": [1]}], "answer": "a"},
+        "futurepedia": {"task": "monolingual", "id": 0, "query_lang": "en", "prediction": "a"},
+        "vdr": {"dataset": "vidore/docvqa_test_subsampled", "query_id": "q", "ranking": [{"doc": "d", "score": 1.0}]},
+    }[track]
+    line = json.dumps(record).encode() + b"\n"
+    head = json.dumps({"track": track, "system": SYSTEM}).encode() + b"\n"
+    block = 100_000
+    return _gz(folder / f"flood-{track}.jsonl.gz", [head, *(line * block for _ in range(count // block))])
+
+
+def deep_nesting(folder: Path, depth: int = 100_000) -> Path:
+    path = folder / "deep-nesting.json"
+    head = json.dumps({"track": "unidoc", "system": SYSTEM})[:-1]
+    path.write_text(head + ', "predictions": [' + "[" * depth + "]" * depth + "]}", encoding="utf-8")
+    return path
+
+
+def largest_valid(folder: Path, track: str) -> Path:
+    """The bundled demo's largest submission of a track, unidoc answers padded to the 32,768-character limit."""
+    from leaderboard.submission import parse_envelope
+
+    demo = sorted((ROOT / "assets" / "demo" / "submissions" / track).rglob("*.json*"), key=lambda p: p.stat().st_size)
+    source = demo[-1]
+    env = parse_envelope(source.read_bytes(), source.name)
+    records = env.records
+    if track == "unidoc":
+        for rec in records:
+            text = rec.get("answer") or "answer"
+            rec["answer"] = (text + " ") * (32_768 // (len(text) + 1))
+    header = {"track": track, "system": {**env.system, "name": f"largest valid {track}"}}
+    lines = [json.dumps(header), *(json.dumps(r, ensure_ascii=False) for r in records)]
+    return _gz(folder / f"largest-{track}.jsonl.gz", ["\n".join(lines).encode()])
+
+
+def payloads(folder: Path) -> list[tuple[str, str, Path]]:
+    out = [("bomb {} .json.gz", "unidoc", empty_object_bomb(folder, jsonl=False)),
+           ("bomb {} .jsonl.gz", "unidoc", empty_object_bomb(folder, jsonl=True)),
+           ("deep nesting", "unidoc", deep_nesting(folder))]
+    for track in ("unidoc", "futurepedia", "vdr"):
+        out.append((f"record flood {track}", track, record_flood(folder, track)))
+    for track in ("unidoc", "futurepedia", "vdr"):
+        out.append((f"largest valid {track}", track, largest_valid(folder, track)))
+    return out
+
+
+# ---- 2./3. submitter and browser ------------------------------------------------------------------------------
+def browse(url: str, stop: threading.Event, times: list[float], errors: list[str]) -> None:
+    from gradio_client import Client
+
+    from leaderboard.tracks import TRACKS
+    from leaderboard.ui import views
+
+    client = Client(url, verbose=False)
+    i = 0
+    while not stop.is_set():
+        name, t = list(TRACKS.items())[i % len(TRACKS)]
+        controls = [t.metric(t.rank_by).label, views.ALL, "", *[[] for _ in views.filter_fields(t)], views.default_columns(t)]
+        start = time.perf_counter()
+        try:
+            client.predict(*controls, api_name=f"/table_{name}")
+            times.append(time.perf_counter() - start)
+        except Exception as exc:  # a failed page request is a finding, not a crash of the bench
+            errors.append(f"/table_{name}: {type(exc).__name__}: {str(exc)[:200]}")
+        i += 1
+        time.sleep(0.05)
+
+
+def submit_all(url: str, items: list[tuple[str, str, Path]]) -> list[tuple[str, float, str]]:
+    import html as htmllib
+    import re
+
+    from gradio_client import Client, handle_file
+
+    client = Client(url, verbose=False)
+    out = []
+    for k, (label, track, path) in enumerate(items):
+        start = time.perf_counter()
+        try:
+            html = client.predict(track, handle_file(str(path)), "", "", "", "", f"bench-user-{k}", api_name="/submit")
+            verdict = re.sub(r"<[^>]+>", " ", str(html))
+            verdict = htmllib.unescape(re.sub(r"\s+", " ", verdict).strip())
+        except Exception as exc:
+            verdict = f"ERROR {type(exc).__name__}: {str(exc)[:200]}"
+        out.append((label, time.perf_counter() - start, verdict[:160]))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="run only payloads whose label contains this text")
+    args = parser.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-abuse-"))
+    try:
+        t = time.perf_counter()
+        (tmp / "payloads").mkdir()
+        items = [p for p in payloads(tmp / "payloads") if args.only in p[0]]
+        print(f"payloads built in {time.perf_counter() - t:.1f} s:")
+        for label, _, path in items:
+            print(f"    {label:28s} {path.stat().st_size / 1e3:10.0f} KB on the wire")
+        app = AppProcess(tmp / "data")
+        try:
+            print(f"app served in {app.wait_served():.1f} s")
+            baseline = app.peak_rss_mb()
+            stop, times, errors = threading.Event(), [], []
+            browser = threading.Thread(target=browse, args=(app.url, stop, times, errors), daemon=True)
+            browser.start()
+            time.sleep(2)  # the browser's first requests, before any payload
+            quiet = list(times)
+            results = submit_all(app.url, items)
+            stop.set()
+            browser.join(30)
+            peak = app.peak_rss_mb()
+        finally:
+            app.stop()
+        print("\nsubmissions (label, seconds, what the Submit tab said):")
+        for label, secs, verdict in results:
+            print(f"    {label:28s} {secs:6.1f} s   {verdict}")
+        busy = times[len(quiet):]
+        print(f"\npage requests (/table_<track>) while payloads were in flight: {len(busy)}, failed: {len(errors)}")
+        if busy:
+            print(f"    median {statistics.median(busy) * 1000:.0f} ms, slowest {max(busy):.2f} s   "
+                  f"target < {TARGET_PAGE_S:.0f} s  {'OK' if max(busy) < TARGET_PAGE_S and not errors else 'MISSED'}")
+        for e in errors[:5]:
+            print(f"    {e}")
+        print(f"app peak RSS (VmHWM): {peak:.0f} MB (after start-up: {baseline:.0f} MB)   target < {TARGET_RSS_MB:.0f} MB  "
+              f"{'OK' if peak < TARGET_RSS_MB else 'MISSED'}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
