@@ -62,8 +62,36 @@ def split_parts(answer: str | Sequence[str], *, split: bool) -> list[str]:
 
 def multi_part_recall(parts: Sequence[str], prediction: str) -> float:
     """Mean over the parts of r(part, prediction): every part must be named to score 1."""
-    if not parts:
+    return prepared_recall(prepare_answer(parts), normalise(prediction))
+
+
+# ---- prepared gold: scoring many predictions against the same answers ------------------------------------
+# A gold answer is read once per gold load and scored against thousands of
+# predictions. A 3-gram is in the prediction's 3-gram set exactly when it is a
+# substring of the (normalised) prediction, so recall needs no set built per
+# prediction: each distinct gold 3-gram is looked up with `str.__contains__`,
+# a C-level scan of a short string.
+PreparedPart = tuple[str, tuple[str, ...]]  # (normalised part, its distinct 3-grams; empty: short-answer rule)
+
+
+def prepare_answer(parts: Sequence[str]) -> tuple[PreparedPart, ...]:
+    """A multi-part gold answer ready for `prepared_recall` (parts as `split_parts` returns them)."""
+    out = []
+    for part in parts:
+        text, grams = _gold_grams(part, True)
+        out.append((text, tuple(sorted(grams))))
+    return tuple(out)
+
+
+def prepared_recall(answer: tuple[PreparedPart, ...], normalised_prediction: str) -> float:
+    """multi_part_recall of a prepared answer against an already normalised prediction."""
+    if not answer:
         return 0.0
-    pred = normalise(prediction)
-    pred_grams = ngram_set(pred)
-    return sum(_recall(p, pred, pred_grams, True, True) for p in parts) / len(parts)
+    contains = normalised_prediction.__contains__
+    total = 0.0
+    for text, grams in answer:
+        if grams:
+            total += sum(map(contains, grams)) / len(grams)
+        elif text and text in normalised_prediction:  # short-answer rule: the whole answer occurs
+            total += 1.0
+    return total / len(answer)

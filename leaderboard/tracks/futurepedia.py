@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..metrics import BootstrapPlan, multi_part_recall, selection_entropy
-from ..metrics.ngram import split_parts
+from ..metrics import BootstrapPlan, selection_entropy
+from ..metrics.ngram import normalise, prepare_answer, prepared_recall, split_parts
 from ..problems import Problems
 from ..submission import Envelope
 from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, hash_files, prediction_records
@@ -53,6 +53,22 @@ class FuturepediaGold(Gold):
     @cached_property
     def unit_pos(self) -> dict[str, dict[tuple, int]]:
         return {t: {u: k for k, u in enumerate(keys)} for t, keys in self.unit_keys.items()}
+
+    @cached_property
+    def prepared(self) -> dict[int, tuple[dict, dict]]:
+        """Per record id: (ori {lang: answer}, new {doc lang: [answer per answer language]}), 3-grams computed once per gold load."""
+        return {r.id: ({q: prepare_answer(parts) for q, parts in r.ori.items()},
+                       {d: [prepare_answer(parts) for parts in by_lang.values()] for d, by_lang in r.new.items()})
+                for r in self.records}
+
+    @cached_property
+    def unit_langs(self) -> dict[str, np.ndarray]:
+        """Query language of every unit, per task, in canonical order (for the per-language breakdown)."""
+        return {t: np.array([u[1] for u in keys]) for t, keys in self.unit_keys.items()}
+
+    @cached_property
+    def pair_labels(self) -> np.ndarray:
+        return np.array([f"{u[1]}-{u[2]}" for u in self.unit_keys["crosslingual"]])
 
 
 class FuturepediaTrack(Track):
@@ -178,29 +194,29 @@ class FuturepediaTrack(Track):
         return {t: units for t, units in parsed.items() if units}
 
     def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
-        recs = {r.id: r for r in gold.records}
+        prepared = gold.prepared
         values: dict[str, np.ndarray] = {}
         answered: dict[str, np.ndarray] = {}
         langs_of: dict[str, np.ndarray] = {}
         shares = {d: [] for d in LANGS}
         for task, preds in parsed.items():
-            keys = gold.unit_keys[task]
             pos = gold.unit_pos[task]
             cols = TASK_KEYS[task]
-            arr = np.zeros((len(keys), len(cols)))
-            mask = np.zeros(len(keys), dtype=bool)
+            arr = np.zeros((len(pos), len(cols)))
+            mask = np.zeros(len(pos), dtype=bool)
             for unit, payload in preds.items():
-                r = recs[unit[0]]
+                ori, new = prepared[unit[0]]
                 k = pos[unit]
                 mask[k] = True
                 if task == "monolingual":
-                    arr[k, 0] = multi_part_recall(r.ori[unit[1]], payload)
+                    arr[k, 0] = prepared_recall(ori[unit[1]], normalise(payload))
                 elif task == "crosslingual":
-                    strict = multi_part_recall(r.ori[unit[1]], payload)
-                    arr[k] = strict, max(strict, multi_part_recall(r.ori[unit[2]], payload))
+                    pred = normalise(payload)  # once per record, not once per gold answer
+                    strict = prepared_recall(ori[unit[1]], pred)
+                    arr[k] = strict, max(strict, prepared_recall(ori[unit[2]], pred))
                 else:
-                    pred, docs = payload
-                    support = [max((multi_part_recall(p, pred) for p in r.new.get(d, {}).values()), default=0.0) for d in docs]
+                    pred, docs = normalise(payload[0]), payload[1]
+                    support = [max((prepared_recall(a, pred) for a in new.get(d, ())), default=0.0) for d in docs]
                     _, norm, p = selection_entropy(support)
                     arr[k, 0] = norm
                     for d, share in zip(docs, p):
@@ -208,7 +224,7 @@ class FuturepediaTrack(Track):
             for c, key in enumerate(cols):
                 values[key] = arr[:, c]
                 answered[key] = mask
-                langs_of[key] = np.array([u[1] for u in keys])
+                langs_of[key] = gold.unit_langs[task]
 
         overall, ci, breakdowns = {}, {}, {"language": {}, "language_pair": {}, "doc_language": {}}
         ids = [r.id for r in gold.records]
@@ -224,7 +240,7 @@ class FuturepediaTrack(Track):
             low, high = BootstrapPlan.for_sizes((len(ids),)).ci([per_record])[0]
             ci[key] = [float(low), float(high)]
         if "crosslingual" in parsed:
-            pairs = np.array([f"{u[1]}-{u[2]}" for u in gold.unit_keys["crosslingual"]])
+            pairs = gold.pair_labels
             for pair in PAIRS:
                 m = pairs == pair
                 breakdowns["language_pair"][pair] = {k: float(values[k][m].mean()) for k in TASK_KEYS["crosslingual"]}
