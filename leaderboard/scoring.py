@@ -230,26 +230,25 @@ class ResultsCache:
 
     def load_units(self, key: str) -> dict[str, np.ndarray]:
         """Per-unit arrays as stored; {} when the file is absent or unreadable (see `units` for checked ones)."""
-        units = self._read_units(key)
+        units, _ = self._read_units(key)
         return units if units is not None else {}
 
-    def _read_units(self, key: str) -> dict[str, np.ndarray] | None:
+    def _read_units(self, key: str) -> tuple[dict[str, np.ndarray] | None, str | None]:
         path = self.root / f"{key}.npz"
         if not path.exists():
-            return {}
+            return {}, None
         try:
-            return read_npz(path)
+            return read_npz(path), None
         except _NPZ_ERRORS as exc:
-            self._report(path.name, f"unreadable ({type(exc).__name__})")
-            return None
+            return None, f"unreadable ({type(exc).__name__})"
 
     def units(self, key: str, summary: dict, gold: Any) -> dict[str, np.ndarray] | None:
         """Per-unit arrays checked against the summary and the gold; None (discarded, logged once) when unsound."""
-        units = self._read_units(key)
-        problem = "unreadable" if units is None else units_problem(summary, units, gold)
+        units, problem = self._read_units(key)
+        problem = problem or units_problem(summary, units, gold)
         if problem is None:
             return units
-        self.discard(key, f"per-unit scores {problem}")
+        self.discard(key, f"has per-unit scores that are {problem}")
         return None
 
     def discard(self, key: str, problem: str) -> None:
@@ -323,11 +322,11 @@ def units_problem(summary: dict, units: dict[str, np.ndarray], gold: Any) -> str
     """Why per-unit arrays do not fit their summary and the gold (None when they do)."""
     wanted = expected_unit_keys(summary)
     if set(units) != wanted:
-        return f"hold {sorted(units)}, expected {sorted(wanted)}"
+        return f"for {sorted(units)}, expected {sorted(wanted)}"
     track = TRACKS[summary["track"]]
     for k, values in units.items():
         if values.ndim != 1 or values.dtype.kind != "f" or len(values) != len(track.units(gold, k).ids):
-            return f"for {k!r} do not match the gold units"
+            return f"not aligned with the gold units of {k!r}"
     return None
 
 

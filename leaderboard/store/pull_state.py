@@ -74,8 +74,11 @@ class PullState:
         except (OSError, ValueError, RecursionError) as exc:
             log.warning("ignoring unreadable pull state %s (%s); will list the repo again", file.name, type(exc).__name__)
             return cls(repo_id)
-        if not isinstance(raw, dict) or raw.get("version") != STATE_VERSION or raw.get("repo_id") != repo_id:
+        if not isinstance(raw, dict):
+            log.warning("ignoring malformed pull state %s (not an object); will list the repo again", file.name)
             return cls(repo_id)
+        if raw.get("version") != STATE_VERSION or raw.get("repo_id") != repo_id:
+            return cls(repo_id)  # an older layout or another repo: start afresh, nothing is wrong
         try:
             state = cls._from_json(raw, repo_id)
         except (ValueError, TypeError, AttributeError) as exc:
