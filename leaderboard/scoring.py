@@ -242,10 +242,13 @@ class ResultsCache:
         except _NPZ_ERRORS as exc:
             return None, f"unreadable ({type(exc).__name__})"
 
-    def units(self, key: str, summary: dict, gold: Any) -> dict[str, np.ndarray] | None:
-        """Per-unit arrays checked against the summary and the gold; None (discarded, logged once) when unsound."""
+    def units(self, key: str, summary: dict, unit_count: Callable[[str], int]) -> dict[str, np.ndarray] | None:
+        """Per-unit arrays checked against the summary and the gold (`unit_count(metric)` units each).
+
+        None (discarded, logged once) when they are unsound.
+        """
         units, problem = self._read_units(key)
-        problem = problem or units_problem(summary, units, gold)
+        problem = problem or units_problem(summary, units, unit_count)
         if problem is None:
             return units
         self.discard(key, f"has per-unit scores that are {problem}")
@@ -318,14 +321,13 @@ def summary_problem(key: str, summary: Any) -> str | None:
     return None
 
 
-def units_problem(summary: dict, units: dict[str, np.ndarray], gold: Any) -> str | None:
+def units_problem(summary: dict, units: dict[str, np.ndarray], unit_count: Callable[[str], int]) -> str | None:
     """Why per-unit arrays do not fit their summary and the gold (None when they do)."""
     wanted = expected_unit_keys(summary)
     if set(units) != wanted:
         return f"for {sorted(units)}, expected {sorted(wanted)}"
-    track = TRACKS[summary["track"]]
     for k, values in units.items():
-        if values.ndim != 1 or values.dtype.kind != "f" or len(values) != len(track.units(gold, k).ids):
+        if values.ndim != 1 or values.dtype.kind != "f" or len(values) != unit_count(k):
             return f"not aligned with the gold units of {k!r}"
     return None
 
@@ -393,6 +395,7 @@ class Rescorer:
         self.gold_sources = gold_sources or {}
         self.max_bytes = max_bytes
         self._gold_shas: dict[str, str] | None = None
+        self._unit_counts: dict[tuple[str, str, str], int] = {}
 
     @property
     def gold_shas(self) -> dict[str, str]:
@@ -410,7 +413,15 @@ class Rescorer:
         track = TRACKS.get(summary.get("track") or "")
         if not key or track is None:
             return {}
-        return self.cache.units(key, summary, track.load_gold(self.gold_sources.get(track.name)))
+        gold = track.load_gold(self.gold_sources.get(track.name))
+
+        def unit_count(metric: str) -> int:  # listing a track's units can take milliseconds: once per gold
+            memo = (track.name, gold.sha256, metric)
+            if memo not in self._unit_counts:
+                self._unit_counts[memo] = len(track.units(gold, metric).ids)
+            return self._unit_counts[memo]
+
+        return self.cache.units(key, summary, unit_count)
 
     def score_file(self, path: Path, judge=None, data: bytes | None = None, progress: Callable | None = None) -> Scored:
         path = Path(path)
