@@ -14,6 +14,8 @@ import json
 import logging
 import os
 import tempfile
+import zipfile
+import zlib
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -161,12 +163,18 @@ class ResultsCache:
 
     The key names the submission hash, track, gold hash, metric version and
     judge, so the folder can be published as is (the Hub store syncs it).
+
+    Every entry is checked when read: an unreadable, truncated or mismatched
+    file (a summary whose content does not produce its own key, say) is logged
+    once, removed and reported as missing, so the caller rescores instead of
+    serving it or failing.
     """
 
     def __init__(self, root: Path):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._index: dict[str, list[str]] | None = None
+        self._reported: set[str] = set()  # bad files already logged: once per process, not per request
 
     @staticmethod
     def key(sha256: str, track: str | None, gold_sha: str | None, judge: str) -> str:
@@ -190,15 +198,76 @@ class ResultsCache:
                 return key
         return None
 
-    def load(self, key: str) -> dict:
-        return json.loads((self.root / f"{key}.json").read_text(encoding="utf-8"))
+    def get(self, sha256: str, gold_shas: dict[str, str], judge: str) -> tuple[str, dict] | None:
+        """(key, summary) of a sound cached result; a bad one is discarded and the next candidate tried."""
+        while (key := self.find(sha256, gold_shas, judge)) is not None:
+            summary = self.load(key)
+            if summary is not None:
+                return key, summary
+        return None
+
+    def load(self, key: str) -> dict | None:
+        """The summary stored under `key`, or None (discarded, logged once) when it is unsound."""
+        path = self.root / f"{key}.json"
+        try:
+            summary = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            problem = "file missing"
+        except (OSError, ValueError, RecursionError) as exc:
+            problem = f"unreadable ({type(exc).__name__})"
+        else:
+            problem = summary_problem(key, summary) or self._units_file_problem(key, summary)
+        if problem is None:
+            return summary
+        self.discard(key, problem)
+        return None
+
+    def _units_file_problem(self, key: str, summary: dict) -> str | None:
+        wanted = expected_unit_keys(summary)
+        if wanted and not (self.root / f"{key}.npz").is_file():
+            return "its per-unit file is missing"
+        return None
 
     def load_units(self, key: str) -> dict[str, np.ndarray]:
+        """Per-unit arrays as stored; {} when the file is absent or unreadable (see `units` for checked ones)."""
+        units, _ = self._read_units(key)
+        return units if units is not None else {}
+
+    def _read_units(self, key: str) -> tuple[dict[str, np.ndarray] | None, str | None]:
         path = self.root / f"{key}.npz"
         if not path.exists():
-            return {}
-        with np.load(path) as z:
-            return {_unescape(k): z[k] for k in z.files}
+            return {}, None
+        try:
+            return read_npz(path), None
+        except _NPZ_ERRORS as exc:
+            return None, f"unreadable ({type(exc).__name__})"
+
+    def units(self, key: str, summary: dict, unit_count: Callable[[str], int]) -> dict[str, np.ndarray] | None:
+        """Per-unit arrays checked against the summary and the gold (`unit_count(metric)` units each).
+
+        None (discarded, logged once) when they are unsound.
+        """
+        units, problem = self._read_units(key)
+        problem = problem or units_problem(summary, units, unit_count)
+        if problem is None:
+            return units
+        self.discard(key, f"has per-unit scores that are {problem}")
+        return None
+
+    def discard(self, key: str, problem: str) -> None:
+        """Forget a bad entry: logged once, its files removed so it is rescored and rewritten."""
+        self._report(f"{key}.json", problem)
+        for suffix in (".json", ".npz"):
+            (self.root / f"{key}{suffix}").unlink(missing_ok=True)
+        if self._index is not None:
+            keys = self._index.get(key.split(".", 1)[0], [])
+            if key in keys:
+                keys.remove(key)
+
+    def _report(self, name: str, problem: str) -> None:
+        if name not in self._reported:
+            self._reported.add(name)
+            log.warning("results cache: %s %s; treated as missing and rescored", name, problem)
 
     def store(self, result: Result) -> str:
         s = result.summary
@@ -207,9 +276,81 @@ class ResultsCache:
             _atomic_write(self.root / f"{key}.npz",
                           lambda fh: np.savez(fh, **{_escape(k): v for k, v in result.units.items()}))
         _atomic_write(self.root / f"{key}.json", lambda fh: fh.write(json.dumps(s, ensure_ascii=False).encode()))
-        if self._index is not None:
-            self._index.setdefault(s["sha256"], []).append(key)
+        self._reported.discard(f"{key}.json")
+        if self._index is not None and key not in (keys := self._index.setdefault(s["sha256"], [])):
+            keys.append(key)
         return key
+
+
+# What np.load raises on a truncated or otherwise broken .npz (zipfile and format errors).
+_NPZ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+
+
+def read_npz(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as z:
+        return {_unescape(k): z[k] for k in z.files}
+
+
+def expected_unit_keys(summary: dict) -> set[str]:
+    """The metrics a scored summary must have per-unit arrays for: those with a CI (the CI is computed from them)."""
+    track = TRACKS.get(summary.get("track") or "")
+    if summary.get("status") != "scored" or track is None:
+        return set()
+    overall = summary.get("overall") or {}
+    return {m.key for m in track.metrics if m.ci and m.key in overall}
+
+
+def summary_problem(key: str, summary: Any) -> str | None:
+    """Why a stored summary cannot be served under `key` (None when it can)."""
+    if not isinstance(summary, dict):
+        return "is not a JSON object"
+    if summary.get("metric_version") != METRIC_VERSION:
+        return f"has metric version {str(summary.get('metric_version'))[:20]!r}, not {METRIC_VERSION!r}"
+    sha, track, gold, judge = (summary.get(k) for k in ("sha256", "track", "gold_sha256", "judge"))
+    if not all(isinstance(v, str | None) for v in (sha, track, gold, judge)) or not sha:
+        return "lacks its identity (sha256, track, gold, judge)"
+    if ResultsCache.key(sha, track, gold, judge or NO_JUDGE) != key:
+        return "belongs to another key (its sha256, track, gold or judge differ from the file name)"
+    status = summary.get("status")
+    if status not in ("scored", "invalid"):
+        return f"has status {str(status)[:20]!r}"
+    if not isinstance(summary.get("system"), dict) or not isinstance(summary.get("errors"), list):
+        return "lacks system or errors"
+    if status == "scored" and not all(isinstance(summary.get(k), dict) for k in ("overall", "ci", "breakdowns")):
+        return "lacks overall, ci or breakdowns"
+    return None
+
+
+def units_problem(summary: dict, units: dict[str, np.ndarray], unit_count: Callable[[str], int]) -> str | None:
+    """Why per-unit arrays do not fit their summary and the gold (None when they do)."""
+    wanted = expected_unit_keys(summary)
+    if set(units) != wanted:
+        return f"for {sorted(units)}, expected {sorted(wanted)}"
+    for k, values in units.items():
+        if values.ndim != 1 or values.dtype.kind != "f" or len(values) != unit_count(k):
+            return f"not aligned with the gold units of {k!r}"
+    return None
+
+
+def result_file_problem(name: str, path: Path) -> str | None:
+    """Why a results-cache file (pulled from RESULTS_REPO, say) must not be installed; None when sound.
+
+    Summaries are checked against their name; per-unit files must open and hold
+    1-D float arrays (their lengths are checked against the gold when used).
+    """
+    if name.endswith(".json"):
+        try:
+            return summary_problem(name[:-5], json.loads(Path(path).read_bytes()))
+        except (OSError, ValueError, RecursionError) as exc:
+            return f"unreadable ({type(exc).__name__})"
+    if name.endswith(".npz"):
+        try:
+            units = read_npz(Path(path))
+        except _NPZ_ERRORS as exc:
+            return f"unreadable ({type(exc).__name__})"
+        if not units or any(v.ndim != 1 or v.dtype.kind != "f" for v in units.values()):
+            return "holds no per-unit float arrays"
+    return None
 
 
 def _safe(name: str) -> str:
@@ -254,6 +395,7 @@ class Rescorer:
         self.gold_sources = gold_sources or {}
         self.max_bytes = max_bytes
         self._gold_shas: dict[str, str] | None = None
+        self._unit_counts: dict[tuple[str, str, str], int] = {}
 
     @property
     def gold_shas(self) -> dict[str, str]:
@@ -263,8 +405,23 @@ class Rescorer:
 
     def cached(self, sha256: str, judge=None) -> Scored | None:
         """The cached result for this content hash, without reading the submission file."""
-        key = self.cache.find(sha256, self.gold_shas, judge.name if judge is not None else NO_JUDGE)
-        return Scored("", key, self.cache.load(key), True) if key else None
+        found = self.cache.get(sha256, self.gold_shas, judge.name if judge is not None else NO_JUDGE)
+        return Scored("", *found, True) if found else None
+
+    def units(self, key: str, summary: dict) -> dict[str, np.ndarray] | None:
+        """Checked per-unit scores of a cached result; None when they are unsound (the result is then rescored)."""
+        track = TRACKS.get(summary.get("track") or "")
+        if not key or track is None:
+            return {}
+        gold = track.load_gold(self.gold_sources.get(track.name))
+
+        def unit_count(metric: str) -> int:  # listing a track's units can take milliseconds: once per gold
+            memo = (track.name, gold.sha256, metric)
+            if memo not in self._unit_counts:
+                self._unit_counts[memo] = len(track.units(gold, metric).ids)
+            return self._unit_counts[memo]
+
+        return self.cache.units(key, summary, unit_count)
 
     def score_file(self, path: Path, judge=None, data: bytes | None = None, progress: Callable | None = None) -> Scored:
         path = Path(path)
@@ -276,9 +433,9 @@ class Rescorer:
         except OSError as exc:
             return Scored(str(path), "", self._invalid(content_hash(path.name.encode()), [f"file: cannot read: {exc.strerror}"]), False)
         sha = content_hash(data)
-        key = self.cache.find(sha, self.gold_shas, judge_name)
-        if key is not None:
-            return Scored(str(path), key, self.cache.load(key), True)
+        found = self.cache.get(sha, self.gold_shas, judge_name)
+        if found is not None:
+            return Scored(str(path), *found, True)
         try:
             result = score_bytes(data, path.name, self.gold_sources, judge, self.max_bytes, progress)
         except Exception as exc:  # a scorer bug must not take the board down; say so on the submission

@@ -22,7 +22,7 @@ import pandas as pd
 from . import board
 from .board import Entry
 from .compare import compare
-from .scoring import Rescorer, check
+from .scoring import NO_JUDGE, Rescorer, check
 from .settings import Settings
 from .store import Refresher, StoreError, StoreSettings, SubmitStatus, open_store, submit_checked
 from .submission import parse_envelope, read_file
@@ -47,6 +47,7 @@ class Board:
         self.judge_error: str | None = None
         self.judge = judge if judge is not None else self._make_judge()
         self._lock = threading.RLock()
+        self._heal_lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
         self._records: OrderedDict[tuple[str, str], dict] = OrderedDict()  # parsed files, most recent last
         self.version = 0  # bumped on every change, so the UI can tell when to re-render
@@ -109,7 +110,7 @@ class Board:
                           submitted_at=_submitted(f), metadata=f.metadata, status="pending")
             with self._lock:
                 self._entries[f.path] = entry
-            self._score(entry, f.local_path, f.sha256)
+            self._score_isolated(entry, f.local_path, f.sha256)
             changed = True
         with self._lock:
             for path in set(self._entries) - seen:
@@ -118,6 +119,15 @@ class Board:
         if changed:
             self._bump()
             self._push_results()
+
+    def _score_isolated(self, entry: Entry, local_path: Path, sha256: str) -> None:
+        """Score one file; whatever goes wrong stays on this entry, so one bad file never hides the others."""
+        try:
+            self._score(entry, local_path, sha256)
+        except Exception:
+            log.exception("scoring %s failed (log ref %s)", entry.path, entry.id)
+            entry.summary = Rescorer._invalid(sha256, [f"file: internal error while scoring (log ref {entry.id})"])
+            entry.key, entry.status, entry.judging = "", "invalid", False
 
     def _score(self, entry: Entry, local_path: Path, sha256: str) -> None:
         judged = self.rescorer.cached(sha256, self.judge) if self.judge is not None else None
@@ -183,7 +193,28 @@ class Board:
                            rank_by=rank_by, slice_=slice_)
 
     def units(self, entry: Entry) -> dict[str, np.ndarray]:
-        return self.rescorer.cache.load_units(entry.key) if entry.key else {}
+        units = self.rescorer.units(entry.key, entry.summary)
+        return units if units is not None else self._rescore_units(entry)
+
+    def _rescore_units(self, entry: Entry) -> dict[str, np.ndarray]:
+        """Per-unit scores found unsound on use (e.g. a truncated .npz): rescore this system, rewriting its results."""
+        with self._heal_lock:  # concurrent requests for one system rescore it once
+            units = self.rescorer.units(entry.key, entry.summary)
+            if units is not None:
+                return units
+            snap = self.refresher.snapshot
+            file = snap.by_path().get(entry.path) if snap else None
+            if file is None:
+                return {}
+            judged = self.judge is not None and entry.summary.get("judge", NO_JUDGE) != NO_JUDGE
+            try:
+                scored = self.rescorer.score_file(file.local_path, judge=self.judge if judged else None)
+            except Exception:
+                log.exception("rescoring %s failed (log ref %s)", entry.path, entry.id)
+                return {}
+            if scored.summary.get("status") == entry.status:
+                entry.summary, entry.key = scored.summary, scored.key
+            return self.rescorer.units(entry.key, entry.summary) or {}
 
     def gold(self, track: str):
         return TRACKS[track].load_gold(self.settings.gold.get(track))
@@ -234,7 +265,7 @@ class Board:
         if self.judge_error:
             judge += f" ({self.settings.judge} judge not configured: {self.judge_error})"
         return {"data_as_of": self.refresher.data_as_of(), "banner": self.refresher.banner(),
-                "source": self.store.source, "judge": judge}
+                "source": self.store.source, "judge": judge, "notice": self.store.notice()}
 
     # ---- writing -------------------------------------------------------------------------
     def submit(self, *, user: str, track: str, filename: str, data: bytes, metadata: dict) -> SubmitStatus:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import threading
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from leaderboard.store import (
@@ -498,17 +500,30 @@ def test_flags_from_flags_json(hub, make_store):
     assert len(snap.files) == 2
 
 
+def _result_summary(sha: str, track: str) -> str:
+    """A sound cached summary (an invalid submission's) named `<sha>.<track>.-.v1.none.json`."""
+    return json.dumps({"sha256": sha, "track": track, "gold_sha256": None, "judge": "none", "metric_version": "1",
+                       "status": "invalid", "system": {}, "errors": ["file: x"]})
+
+
+def _units_npz() -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, ndcg=np.array([0.5, np.nan]))
+    return buf.getvalue()
+
+
 def test_results_push_then_fresh_pull(hub, make_store, tmp_path):
     local = tmp_path / "results"
     local.mkdir()
-    (local / "abc.unidoc.123.v1.none.json").write_text('{"score": 1}')
-    (local / "abc.unidoc.123.v1.none.npz").write_bytes(b"\x00binary")
+    npz = _units_npz()
+    (local / "abc.unidoc.-.v1.none.json").write_text(_result_summary("abc", "unidoc"))
+    (local / "abc.unidoc.-.v1.none.npz").write_bytes(npz)
     (local / ".tmp-partial").write_bytes(b"ignored")
     store = make_store()
     assert store.push_results(local) == 2  # creates RESULTS_REPO on first push
     assert store.push_results(local) == 0  # nothing new, no commit
     commits = len(hub.commits(RESULTS))
-    (local / "def.vdr.456.v1.none.json").write_text('{"score": 2}')
+    (local / "def.vdr.-.v1.none.json").write_text(_result_summary("def", "vdr"))
     assert store.push_results(local) == 1
     assert len(hub.commits(RESULTS)) == commits + 1
 
@@ -516,13 +531,35 @@ def test_results_push_then_fresh_pull(hub, make_store, tmp_path):
     assert make_store().pull_results(fresh) == 3
     assert sorted(p.name for p in fresh.iterdir()) == sorted(
         [
-            "abc.unidoc.123.v1.none.json",
-            "abc.unidoc.123.v1.none.npz",
-            "def.vdr.456.v1.none.json",
+            "abc.unidoc.-.v1.none.json",
+            "abc.unidoc.-.v1.none.npz",
+            "def.vdr.-.v1.none.json",
         ]
     )
-    assert (fresh / "abc.unidoc.123.v1.none.npz").read_bytes() == b"\x00binary"
+    assert (fresh / "abc.unidoc.-.v1.none.npz").read_bytes() == npz
     assert make_store().pull_results(fresh) == 0
+
+
+def test_bad_results_in_the_results_repo_are_skipped_and_replaced_by_the_next_push(hub, make_store, tmp_path, caplog):
+    good = _result_summary("abc", "unidoc")
+    hub.create_repo(RESULTS, repo_type="dataset")
+    hub.commit(RESULTS, {
+        "results/abc.unidoc.-.v1.none.json": good[: len(good) // 2].encode(),  # truncated
+        "results/def.vdr.-.v1.none.json": _result_summary("abc", "unidoc").encode(),  # another key's content
+        "results/ghi.vdr.-.v1.none.json": _result_summary("ghi", "vdr").encode(),
+        "results/ghi.vdr.-.v1.none.npz": _units_npz()[:40],  # truncated
+    })
+    fresh = tmp_path / "fresh"
+    store = make_store()
+    caplog.set_level(logging.WARNING)
+    assert store.pull_results(fresh) == 1 and [p.name for p in fresh.iterdir()] == ["ghi.vdr.-.v1.none.json"]
+    assert store.pull_results(fresh) == 0
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert len(skipped) == 3  # once each, not on every pull
+    # the board rescores; its sound results replace the bad ones in the repo
+    (fresh / "abc.unidoc.-.v1.none.json").write_text(good)
+    assert store.push_results(fresh) == 1
+    assert hub.files(RESULTS)["results/abc.unidoc.-.v1.none.json"] == good.encode()
 
 
 def test_results_pull_without_results_repo_is_empty(hub, make_store, tmp_path):

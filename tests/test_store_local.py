@@ -183,8 +183,11 @@ def test_flags_file_hides_or_flags_without_deleting(store, tmp_path):
     }
     assert "demo/vdr/colpali.jsonl.gz" in snap.by_path()
     assert store.flags() == snap.flags
+    # a broken flags.json keeps the last good flags in force (nothing un-hidden) and says so
     (tmp_path / "local" / "flags.json").write_text("{not json")
-    assert store.pull().flags == {}
+    assert store.pull().flags == snap.flags and "flags.json unreadable since" in store.notice()
+    (tmp_path / "local" / "flags.json").unlink()  # no flags.json at all: nothing flagged
+    assert store.pull().flags == {} and store.notice() is None
 
 
 def test_broken_metadata_does_not_hide_the_submission(store, tmp_path):

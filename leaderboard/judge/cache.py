@@ -15,6 +15,7 @@ changed, or a file was copied to the wrong place), never a wrong answer.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import tempfile
@@ -24,6 +25,7 @@ from typing import Any
 from .text import sha256_text
 from .verdict import Verdict
 
+log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -49,12 +51,18 @@ def _write_atomic(path: Path, record: dict[str, Any]) -> None:
         raise
 
 
+_ABSENT = object()
+
+
 def _read(path: Path) -> Any:
+    """The parsed record, _ABSENT when there is none, None when it is unreadable (truncated, garbage)."""
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
-    except (OSError, ValueError):
-        return None  # absent or corrupt: a miss
+    except FileNotFoundError:
+        return _ABSENT
+    except (OSError, ValueError, RecursionError):
+        return None
 
 
 class JudgeCache:
@@ -62,24 +70,36 @@ class JudgeCache:
         self.judge = judge
         self.prompt_version = prompt_version
         self.dir = Path(root) / slug(judge) / slug(prompt_version)
+        self._reported: set[Path] = set()  # bad records already logged: once per process
+
+    def _bad(self, path: Path, problem: str) -> None:
+        """A corrupt or misplaced record is a miss (judged again and overwritten); say so once."""
+        if path not in self._reported:
+            self._reported.add(path)
+            log.warning("judge cache: %s %s; judging again", path.relative_to(self.dir), problem)
 
     # gold facts: the per-question artefact every submission shares
     def _gold_path(self, qid: str) -> Path:
         return self.dir / "gold" / f"{_safe_qid(qid)}.json"
 
     def get_gold(self, qid: str, gold_answer_sha256: str) -> list[str] | None:
-        rec = _read(self._gold_path(qid))
+        path = self._gold_path(qid)
+        rec = _read(path)
+        if rec is _ABSENT:
+            return None
         if not (
             isinstance(rec, dict)
             and rec.get("judge") == self.judge
             and rec.get("prompt_version") == self.prompt_version
             and rec.get("qid") == qid
-            and rec.get("gold_answer_sha256") == gold_answer_sha256
             and isinstance(rec.get("facts"), list)
             and rec["facts"]
             and all(isinstance(f, str) for f in rec["facts"])
         ):
+            self._bad(path, "is unreadable or not this question's gold facts")
             return None
+        if rec.get("gold_answer_sha256") != gold_answer_sha256:
+            return None  # the gold changed: an ordinary miss
         return rec["facts"]
 
     def put_gold(self, qid: str, gold_answer_sha256: str, facts: list[str], **meta: Any) -> None:
@@ -94,17 +114,24 @@ class JudgeCache:
         return self.dir / "verdicts" / _safe_qid(qid) / f"{response_sha256}.json"
 
     def get_verdict(self, qid: str, response_sha256: str, gold_sha256: str) -> Verdict | None:
-        rec = _read(self._verdict_path(qid, response_sha256))
-        if rec is None:
+        path = self._verdict_path(qid, response_sha256)
+        rec = _read(path)
+        if rec is _ABSENT:
             return None
         try:
             v = Verdict.from_dict(rec)
-        except ValueError:
+        except ValueError as exc:
+            self._bad(path, f"is unreadable ({str(exc)[:80] if rec is not None else 'not JSON'})")
             return None
-        if (v.judge, v.prompt_version, v.qid, v.response_sha256, v.gold_sha256) != (
-            self.judge, self.prompt_version, qid, response_sha256, gold_sha256
-        ) or v.failure is not None:
+        if (
+            len(v.gold_facts) != len(v.gold_fact_supported)
+            or len(v.response_facts) != len(v.response_fact_supported)
+            or (v.judge, v.prompt_version, v.qid, v.response_sha256) != (self.judge, self.prompt_version, qid, response_sha256)
+        ):
+            self._bad(path, "does not match its place (facts and flags differ in length, or another judge, question or response)")
             return None
+        if v.gold_sha256 != gold_sha256 or v.failure is not None:
+            return None  # the gold changed, or a failure written by hand: an ordinary miss
         return v
 
     def put_verdict(self, verdict: Verdict) -> None:

@@ -40,6 +40,10 @@ class Store(ABC):
     def flags(self) -> dict:
         """Maintainers' flags: repo path -> {"status": "hidden"|"flagged", "reason": str}."""
 
+    def notice(self) -> str | None:
+        """A problem admins should see in the status line (a broken flags.json), None when all is well."""
+        return None
+
     def cached_snapshot(self) -> Snapshot | None:
         """What an earlier pull left on disk, without any network (None when there is nothing).
 

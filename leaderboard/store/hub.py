@@ -41,12 +41,14 @@ from huggingface_hub.utils.tqdm import silent_tqdm
 from . import hub_http
 from .base import Store
 from .errors import DuplicateSubmission, StoreError, StoreUnavailable, redact
+from .flags import LastGoodFlags
 from .model import (
+    FlagsUnreadable,
     Snapshot,
     SubmissionFile,
     decode_metadata,
     encode_metadata,
-    parse_flags,
+    read_flags,
     stored_metadata,
 )
 from .naming import (
@@ -138,6 +140,11 @@ class HubStore(Store):
             self.cache_dir / "state" / f"{repo_id.replace('/', '--')}.json"
         )
         self._state = PullState.load(self._state_file, repo_id)
+        self._flags = LastGoodFlags(
+            self.cache_dir / "state" / f"{repo_id.replace('/', '--')}.last-good-flags.json"
+        )
+        # Results files RESULTS_REPO holds in a bad state: the next push replaces them.
+        self._bad_remote_results: set[str] = set()
         # path -> signature at this object's last pull (what `changed` is relative to)
         self._previous: dict[str, tuple] | None = None
         # path -> (signature, SubmissionFile): unchanged files are not rebuilt on every pull
@@ -233,7 +240,7 @@ class HubStore(Store):
             return {}  # the folder does not exist yet
         return {item.path: item for item in items if isinstance(item, RepoFile)}
 
-    def _download(self, repo_id: str, path: str, revision: str) -> Path:
+    def _download(self, repo_id: str, path: str, revision: str, force: bool = False) -> Path:
         return Path(
             hf_hub_download(
                 repo_id,
@@ -245,6 +252,7 @@ class HubStore(Store):
                 endpoint=self.endpoint,
                 etag_timeout=self.timeout,
                 tqdm_class=silent_tqdm,
+                force_download=force,
             )
         )
 
@@ -386,13 +394,35 @@ class HubStore(Store):
 
     def _fetch_into_state(self, path: str, size: int, revision: str) -> None:
         local = self._download(self.repo_id, path, revision)
+        if local.stat().st_size != size:
+            # The download cache trusts what it holds: a copy damaged on disk is fetched afresh.
+            log.warning("cached copy of %s has the wrong size; downloading it again", path)
+            local = self._download(self.repo_id, path, revision, force=True)
         sha, git = _file_digests(local)
         parsed = None
         if path.endswith(META_SUFFIX):
             parsed = decode_metadata(local.read_bytes(), path)
         elif path == FLAGS_FILE:
-            parsed = parse_flags(local.read_bytes(), path)
+            try:  # None: unreadable, the snapshot keeps the last good flags
+                parsed = read_flags(local.read_bytes(), path)
+            except FlagsUnreadable:
+                parsed = None
         self._state.files[path] = FileState(size, git, sha, str(local), parsed)
+
+    def _flags_in_force(self) -> dict:
+        """Flags of the pulled flags.json, or the last good ones while it is unreadable."""
+        entry = self._state.files.get(FLAGS_FILE)
+        if entry is None:
+            return self._flags.read(None)
+        if entry.parsed is not None:
+            return self._flags.good(entry.parsed)
+        try:
+            return self._flags.read(Path(entry.local_path).read_bytes(), FLAGS_FILE)
+        except OSError as exc:
+            return self._flags.unreadable(entry.sha256.encode(), f"cannot be read ({exc.strerror})", FLAGS_FILE)
+
+    def notice(self) -> str | None:
+        return self._flags.notice()
 
     def _snapshot(self) -> Snapshot:
         state = self._state
@@ -413,7 +443,6 @@ class HubStore(Store):
                 )
                 cached = self._built[path] = ((signature, entry.local_path), built)
             files.append(cached[1])
-        flags_entry = state.files.get(FLAGS_FILE)
         previous = self._previous or {}
         changed = [p for p, sig in signatures.items() if previous.get(p) != sig]
         removed = sorted(set(previous) - set(signatures))
@@ -424,7 +453,7 @@ class HubStore(Store):
             commit=state.commit or "",
             fetched_at=_utcnow(),
             files=files,
-            flags=dict(flags_entry.parsed or {}) if flags_entry else {},
+            flags=self._flags_in_force(),
             changed=changed,
             removed=removed,
             source=self.source,
@@ -524,13 +553,12 @@ class HubStore(Store):
             head = self._head(self.repo_id)  # fails fast when the Hub is down
             with self._pull_lock:
                 if head == self._state.commit:
-                    entry = self._state.files.get(FLAGS_FILE)
-                    return dict(entry.parsed or {}) if entry else {}
+                    return self._flags_in_force()
             try:
                 local = self._download(self.repo_id, FLAGS_FILE, head)
             except EntryNotFoundError:
-                return {}  # no flags.json: nothing hidden or flagged
-            return parse_flags(local.read_bytes(), FLAGS_FILE)
+                return self._flags.read(None)  # no flags.json: nothing hidden or flagged
+            return self._flags.read(local.read_bytes(), FLAGS_FILE)
 
     # ---- account -------------------------------------------------------------------------
 
@@ -581,7 +609,11 @@ class HubStore(Store):
                     self.results_repo, repo_type=REPO_TYPE, exist_ok=True
                 )
                 remote = {}
-            missing = [rel for rel in local if f"{RESULTS_DIR}/{rel}" not in remote]
+            missing = [
+                rel
+                for rel in local
+                if f"{RESULTS_DIR}/{rel}" not in remote or rel in self._bad_remote_results
+            ]
             if not missing:
                 return 0
             self._api.create_commit(
@@ -597,10 +629,18 @@ class HubStore(Store):
                 repo_type=REPO_TYPE,
                 revision=self.revision,
             )
+            self._bad_remote_results.difference_update(missing)
             return len(missing)
 
     def pull_results(self, local_dir: Path) -> int:
-        """Download result files from RESULTS_REPO that `local_dir` lacks; a missing repo means nothing cached yet."""
+        """Download result files from RESULTS_REPO that `local_dir` lacks; a missing repo means nothing cached yet.
+
+        Each file is checked before it is installed (scoring.result_file_problem): a
+        truncated or mismatched one is skipped and logged, so the board rescores that
+        submission, and the next push replaces it in the repo.
+        """
+        from ..scoring import result_file_problem  # lazily: the store itself never scores
+
         if not self.results_repo:
             return 0
         local_dir = Path(local_dir)
@@ -619,6 +659,12 @@ class HubStore(Store):
                 if target.exists():
                     continue
                 source = self._download(self.results_repo, path, head)
+                problem = result_file_problem(rel.name, source)
+                if problem is not None:
+                    if rel.as_posix() not in self._bad_remote_results:
+                        log.warning("results repo file %s %s; skipped, it will be rescored", path, problem)
+                    self._bad_remote_results.add(rel.as_posix())
+                    continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
                 os.close(fd)

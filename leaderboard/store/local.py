@@ -17,12 +17,12 @@ from pathlib import Path
 
 from .base import Store
 from .errors import DuplicateSubmission
+from .flags import LastGoodFlags
 from .model import (
     Snapshot,
     SubmissionFile,
     decode_metadata,
     encode_metadata,
-    parse_flags,
     stored_metadata,
 )
 from .naming import (
@@ -82,6 +82,8 @@ class LocalStore(Store):
         # (size, mtime_ns) -> sha256 per file, so a pull rehashes only what changed on disk.
         self._hash_cache: dict[Path, tuple[int, int, str]] = {}
         self._previous: dict[str, tuple] | None = None
+        # Outside submissions/ (never scanned): the flags kept in force when flags.json breaks.
+        self._flags = LastGoodFlags(self.root / ".state" / "last-good-flags.json")
 
     def __repr__(self) -> str:
         return f"LocalStore(root={str(self.root)!r}, demo_dir={str(self.demo_dir) if self.demo_dir else None!r})"
@@ -135,14 +137,19 @@ class LocalStore(Store):
 
     def _read_flags(self) -> dict:
         flags_file = self.root / FLAGS_FILE
-        return (
-            parse_flags(flags_file.read_bytes(), str(flags_file))
-            if flags_file.is_file()
-            else {}
-        )
+        if not flags_file.is_file():
+            return self._flags.read(None)
+        try:
+            raw = flags_file.read_bytes()
+        except OSError as exc:
+            return self._flags.unreadable(b"", f"cannot be read ({exc.strerror})", FLAGS_FILE)
+        return self._flags.read(raw, FLAGS_FILE)
 
     def flags(self) -> dict:
         return self._read_flags()
+
+    def notice(self) -> str | None:
+        return self._flags.notice()
 
     def pull(self) -> Snapshot:
         with self._pull_lock:

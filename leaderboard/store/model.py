@@ -44,23 +44,38 @@ class Snapshot:
         return {f.path: f for f in self.files}
 
 
+class FlagsUnreadable(ValueError):
+    """flags.json as a whole cannot be used (not JSON, not an object): the message says why, without a path."""
+
+
 def parse_flags(raw: bytes | str | None, origin: str = "flags.json") -> dict:
     """Validated flags from the raw flags.json; bad entries are skipped with a warning, never fatal.
 
-    Accepted shape: {"<repo path>": {"status": "hidden"|"flagged", "reason": "..."}}.
+    An unreadable file gives {} here; stores read through flags.LastGoodFlags,
+    which keeps the last good flags instead.
     """
     if raw is None:
         return {}
     try:
+        return read_flags(raw, origin)
+    except FlagsUnreadable as exc:
+        log.warning("%s: %s; no flag applied", origin, exc)
+        return {}
+
+
+def read_flags(raw: bytes | str, origin: str = "flags.json") -> dict:
+    """Validated flags; raises FlagsUnreadable when the file as a whole is unusable.
+
+    Accepted shape: {"<repo path>": {"status": "hidden"|"flagged", "reason": "..."}}.
+    """
+    try:
         data = json.loads(raw)
+    except RecursionError:
+        raise FlagsUnreadable("nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        log.warning("%s is not valid JSON (%s); no flag applied", origin, exc)
-        return {}
+        raise FlagsUnreadable(f"not valid JSON ({str(exc)[:120]})") from None
     if not isinstance(data, dict):
-        log.warning(
-            "%s must be a JSON object mapping paths to flags; no flag applied", origin
-        )
-        return {}
+        raise FlagsUnreadable("must be a JSON object mapping paths to flags")
     flags: dict = {}
     for path, entry in data.items():
         if isinstance(entry, str):  # shorthand {"path": "hidden"}

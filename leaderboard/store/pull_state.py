@@ -61,30 +61,47 @@ class PullState:
 
     @classmethod
     def load(cls, file: Path, repo_id: str) -> PullState:
+        """The saved state; an unreadable, truncated or mismatched one counts as none (logged once, at start).
+
+        A corrupt state only costs downloads, never correctness: every entry is
+        checked for shape, and a cached file that is gone or has the wrong size
+        (truncated on disk) drops its entry, so the next pull fetches it again.
+        """
         try:
             raw = json.loads(file.read_text(encoding="utf-8"))
-            if raw.get("version") != STATE_VERSION or raw.get("repo_id") != repo_id:
-                return cls(repo_id)
-            files = {p: FileState(*e) for p, e in raw.get("files", {}).items()}
-            state = cls(repo_id, raw.get("commit"), files, dict(raw.get("folders", {})))
-            # Checked once per process, not per pull: a file deleted from the cache since
-            # (cache cleanup, new disk) drops its entry, and the next pull relists and refetches it.
-            missing = [p for p, e in files.items() if not os.path.exists(e.local_path)]
-            if missing:
-                log.info(
-                    "pull state: %d cached file(s) missing on disk, will download again",
-                    len(missing),
-                )
-                for p in missing:
-                    del state.files[p]
-                state.commit, state.folders = None, {}
-            return state
         except FileNotFoundError:
             return cls(repo_id)
-        except (OSError, ValueError, TypeError) as exc:
-            # A corrupt state only costs downloads, never correctness.
-            log.warning("ignoring unreadable pull state %s: %s", file, exc)
+        except (OSError, ValueError, RecursionError) as exc:
+            log.warning("ignoring unreadable pull state %s (%s); will list the repo again", file.name, type(exc).__name__)
             return cls(repo_id)
+        if not isinstance(raw, dict):
+            log.warning("ignoring malformed pull state %s (not an object); will list the repo again", file.name)
+            return cls(repo_id)
+        if raw.get("version") != STATE_VERSION or raw.get("repo_id") != repo_id:
+            return cls(repo_id)  # an older layout or another repo: start afresh, nothing is wrong
+        try:
+            state = cls._from_json(raw, repo_id)
+        except (ValueError, TypeError, AttributeError) as exc:
+            log.warning("ignoring malformed pull state %s (%s); will list the repo again", file.name, exc)
+            return cls(repo_id)
+        # Checked once per process, not per pull: a file deleted or damaged in the cache since
+        # (cache cleanup, new disk, a crash mid-write) drops its entry, and the next pull refetches it.
+        damaged = [p for p, e in state.files.items() if not _on_disk(e)]
+        if damaged:
+            log.info("pull state: %d cached file(s) missing or damaged on disk, will download again", len(damaged))
+            for p in damaged:
+                del state.files[p]
+            state.commit, state.folders = None, {}
+        return state
+
+    @classmethod
+    def _from_json(cls, raw: dict, repo_id: str) -> PullState:
+        commit, files, folders = raw.get("commit"), raw.get("files", {}), raw.get("folders", {})
+        if not isinstance(commit, str | None) or not isinstance(files, dict) or not isinstance(folders, dict):
+            raise ValueError("commit, files or folders of the wrong type")
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in folders.items()):
+            raise ValueError("folder ids must be strings")
+        return cls(repo_id, commit, {p: _file_state(p, e) for p, e in files.items()}, dict(folders))
 
     def save(self, file: Path) -> None:
         file.parent.mkdir(parents=True, exist_ok=True)
@@ -108,3 +125,22 @@ class PullState:
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+
+
+def _file_state(path: str, entry) -> FileState:
+    """One saved file entry, shape-checked: [size, git oid, sha256, local path, parsed JSON or null]."""
+    if not isinstance(entry, list) or len(entry) != 5:
+        raise ValueError(f"entry of {path[:200]!r} is not a 5-item list")
+    size, git_oid, sha, local, parsed = entry
+    if type(size) is not int or size < 0 or not all(isinstance(v, str) for v in (git_oid, sha, local)):
+        raise ValueError(f"entry of {path[:200]!r} has fields of the wrong type")
+    if parsed is not None and not isinstance(parsed, dict):
+        raise ValueError(f"entry of {path[:200]!r} has parsed content of the wrong type")
+    return FileState(size, git_oid, sha, local, parsed)
+
+
+def _on_disk(entry: FileState) -> bool:
+    try:
+        return os.stat(entry.local_path).st_size == entry.size
+    except OSError:
+        return False

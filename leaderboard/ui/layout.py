@@ -33,6 +33,7 @@ def status_html(board: Board) -> str:
     parts = [f'<span class="asof">{esc(st["data_as_of"])} · judge: {esc(st["judge"])}</span>']
     if st["banner"]:
         parts.append(f'<div class="banner" role="alert">{esc(st["banner"])}</div>')
+    parts += [f'<div class="banner notice" role="status">{esc(st["notice"])}</div>'] if st.get("notice") else []
     for entry_id, p in list(board.judge_progress.items()):
         e = board.entry(entry_id)
         if e is not None and p.total:
