@@ -9,6 +9,7 @@ nothing but the error; the next successful pull clears it.
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,9 +112,10 @@ class Refresher:
             except StoreError as exc:
                 self._record_failure(str(exc), config=isinstance(exc, StoreMisconfigured))
                 return previous
-            except Exception as exc:  # a bug must not kill the timer: report it like an outage
-                log.exception("unexpected error while pulling %s", self.store.source)
-                self._record_failure(f"unexpected error: {type(exc).__name__}")
+            except Exception:  # a bug must not kill the timer: report it like an outage, by log reference
+                ref = secrets.token_hex(3)
+                log.exception("unexpected error while pulling %s (ref %s)", self.store.source, ref)
+                self._record_failure(f"unexpected error, ref {ref} in the logs")
                 return previous
             if self._error is not None:
                 log.info(
