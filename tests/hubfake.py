@@ -3,7 +3,8 @@
 It implements exactly the calls the store makes through `huggingface_hub`
 (checked against huggingface_hub 2.4.0):
 
-    GET  /api/whoami-v2
+    GET  /api/whoami-v2                           (also what Gradio's mocked local login asks for)
+    GET  /.well-known/openid-configuration        (the OAuth provider metadata a Space's login redirects with)
     POST /api/repos/create
     GET  /api/{type}s/{repo}                      (repo info, with the head commit "sha")
     GET  /api/{type}s/{repo}/revision/{rev}
@@ -482,6 +483,8 @@ class _Handler(BaseHTTPRequestHandler):
         parts = path.strip("/").split("/")
         if path == "/api/whoami-v2" and method == "GET":
             return self._whoami()
+        if path == "/.well-known/openid-configuration" and method == "GET":
+            return self._openid_configuration()
         if path == "/api/repos/create" and method == "POST":
             return self._create_repo(body)
         if len(parts) >= 4 and parts[0] == "api" and parts[1] in REPO_TYPES:
@@ -527,11 +530,28 @@ class _Handler(BaseHTTPRequestHandler):
                 "id": hashlib.md5(user.encode()).hexdigest()[:24],
                 "name": user,
                 "fullname": user,
+                "avatarUrl": f"/avatars/{user}.svg",
                 "orgs": [],
                 "auth": {
                     "type": "access_token",
                     "accessToken": {"displayName": "fake", "role": "write"},
                 },
+            },
+        )
+
+    def _openid_configuration(self):
+        """Provider metadata as huggingface.co publishes it (the endpoints a login is sent to)."""
+        base = f"http://{self.headers.get('Host')}"
+        self._json(
+            200,
+            {
+                "issuer": base,
+                "authorization_endpoint": f"{base}/oauth/authorize",
+                "token_endpoint": f"{base}/oauth/token",
+                "userinfo_endpoint": f"{base}/oauth/userinfo",
+                "jwks_uri": f"{base}/oauth/jwks",
+                "response_types_supported": ["code"],
+                "scopes_supported": ["openid", "profile"],
             },
         )
 

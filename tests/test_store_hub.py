@@ -19,6 +19,7 @@ from leaderboard.store import (
     HubStore,
     RateLimited,
     Refresher,
+    StoreMisconfigured,
     StoreSettings,
     StoreUnavailable,
     open_store,
@@ -632,7 +633,7 @@ def test_token_never_appears_in_errors_logs_or_reprs(hub, make_store, caplog, tm
     _exercise_failures(hub, store, texts, results_dir(tmp_path))
     texts += [r.getMessage() for r in caplog.records]
     joined = "\n".join(t for t in texts if t)
-    assert "the token was rejected (HTTP 401)" in joined and "HTTP 500" in joined
+    assert "HF_TOKEN rejected by the Hub: check the Space secret (HTTP 401" in joined and "HTTP 500" in joined
     assert TOKEN not in joined and TOKEN[3:20] not in joined
 
 
@@ -653,3 +654,35 @@ def test_token_echoed_by_the_server_is_still_redacted(
     joined = "\n".join(t for t in texts if t)
     assert "Authorization: Bearer ***" in joined  # the echo arrived, redacted
     assert TOKEN not in joined and TOKEN[3:20] not in joined
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_rejected_token_is_a_configuration_problem_not_an_outage(hub, make_store, caplog, status):
+    """A token the Hub refuses is reported as a secret to fix: banner, submit message and log; never "retry later"."""
+    caplog.set_level(logging.WARNING, logger="leaderboard")
+    store = make_store()
+    refresher = Refresher(store)
+    assert refresher.refresh_now() is not None and refresher.banner() is None
+    if status == 401:
+        hub.tokens.clear()  # the secret was revoked: the Hub no longer knows it
+    else:
+        hub.fail(403)  # a read-only token, or one without access to the repo
+    with pytest.raises(StoreMisconfigured, match="HF_TOKEN rejected by the Hub: check the Space secret"):
+        store.pull()
+    refresher.refresh_now()
+    banner = refresher.banner()
+    assert banner.startswith("Configuration problem since ") and f"check the Space secret (HTTP {status}" in banner
+    assert "unreachable" not in banner.lower()
+
+    def accept(data, name):
+        return FakeReport(True, [], "unidoc", {})
+
+    status_ = submit_checked(store, accept, user="a", filename="r.jsonl", data=jsonl("unidoc", "s"))
+    assert status_.state == "unavailable" and "check the Space secret" in status_.message
+    assert "retry" not in status_.message.lower()
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert any("HF_TOKEN rejected by the Hub" in m for m in errors), errors  # the maintainers find it in the logs
+    hub.ok()
+    hub.tokens[TOKEN] = "admin"
+    refresher.refresh_now()
+    assert refresher.banner() is None  # fixed secret: the next pull clears it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -332,3 +333,17 @@ def test_refresher_bookkeeping_and_callback_errors():
         "Hub unreachable since 2026-05-06 07:13 UTC (Hugging Face Hub unavailable while pulling (org/flaky): "
         f"server error (HTTP 500)); showing data as of {good.commit[:12]}, {good.fetched_at:%Y-%m-%d %H:%M} UTC."
     )
+
+
+def test_refresher_names_a_bug_by_log_reference_only(caplog):
+    """A bug in a pull shows in the banner as a reference the logs explain; no exception class or text on the page."""
+    class BuggyStore(FlakyStore):
+        def pull(self):
+            raise KeyError("/srv/app/leaderboard/store/hub.py internals")
+
+    refresher = Refresher(BuggyStore())
+    refresher.refresh_now()
+    banner = refresher.banner()
+    ref = re.search(r"unexpected error, ref ([0-9a-f]{6}) in the logs", banner)
+    assert ref and "KeyError" not in banner and "/srv" not in banner
+    assert any(ref.group(1) in r.getMessage() and r.exc_info for r in caplog.records)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -32,12 +33,15 @@ def test_pair_heatmap_follows_the_chosen_system(board):
     assert len(fig.data[0].z) == 8 and len(fig.data[0].z[0]) == 8  # query x document language
 
 
-def test_a_failing_chart_becomes_a_message():
+def test_a_failing_chart_becomes_a_message(caplog):
     def broken(*_):
         raise KeyError("boom")
 
     fig = figures.safe(broken)
-    assert "could not be drawn (KeyError)" in fig.layout.annotations[0].text
+    text = fig.layout.annotations[0].text
+    ref = re.search(r"could not be drawn \(ref ([0-9a-f]{6})\); the maintainers can find it in the logs", text)
+    assert ref and "KeyError" not in text and "boom" not in text
+    assert any(ref.group(1) in r.getMessage() and r.exc_info for r in caplog.records)
 
 
 def test_pareto_front_keeps_only_undominated_points():

@@ -23,6 +23,7 @@ from .errors import (
     InvalidName,
     RateLimited,
     StoreError,
+    StoreMisconfigured,
     StoreUnavailable,
     redact,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreSettings",
+    "StoreMisconfigured",
     "StoreUnavailable",
     "SubmissionFile",
     "SubmitStatus",

@@ -41,6 +41,14 @@ class StoreUnavailable(StoreError):
     """
 
 
+class StoreMisconfigured(StoreUnavailable):
+    """The Hub refused the configured token (HTTP 401/403).
+
+    A setting to fix (the Space secret), not an outage to wait out: the page and
+    the submit message say so instead of "retry later".
+    """
+
+
 class DuplicateSubmission(StoreError):
     """The same bytes are already stored for this track; nothing was uploaded."""
 

@@ -40,7 +40,7 @@ from huggingface_hub.utils.tqdm import silent_tqdm
 
 from . import hub_http
 from .base import Store
-from .errors import DuplicateSubmission, StoreError, StoreUnavailable, redact
+from .errors import DuplicateSubmission, StoreError, StoreMisconfigured, StoreUnavailable, redact
 from .flags import LastGoodFlags
 from .model import (
     FlagsUnreadable,
@@ -180,11 +180,11 @@ class HubStore(Store):
             ) from None
         except HfHubHTTPError as exc:
             status = exc.response.status_code if exc.response is not None else None
-            if status == 401:
-                reason = "the token was rejected (HTTP 401)"
-            elif status == 403:
-                reason = "the token lacks permission (HTTP 403)"
-            elif status is not None and status >= 500:
+            if status in (401, 403):  # a secret to fix, not an outage: never "retry later"
+                raise StoreMisconfigured(
+                    f"HF_TOKEN rejected by the Hub: check the Space secret (HTTP {status} while {action} {repo})"
+                ) from None
+            if status is not None and status >= 500:
                 reason = f"server error (HTTP {status})"
             else:
                 reason = f"HTTP {status}"

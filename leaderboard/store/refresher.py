@@ -9,13 +9,14 @@ nothing but the error; the next successful pull clears it.
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from .base import Store
-from .errors import StoreError, redact
+from .errors import StoreError, StoreMisconfigured, redact
 from .model import Snapshot
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ class RefreshError:
     since: datetime  # first failure of the current outage
     last_attempt: datetime
     failures: int  # consecutive failed pulls
+    config: bool = False  # the Hub refused the token: a setting to fix, not an outage
 
 
 class Refresher:
@@ -83,6 +85,8 @@ class Refresher:
             if self.store.source.startswith("hub:")
             else "Submissions unavailable"
         )
+        if err.config:
+            what = "Configuration problem"
         showing = (
             f"showing {self.data_as_of()}" if self._snapshot else "no data loaded yet"
         )
@@ -106,11 +110,12 @@ class Refresher:
             try:
                 snap = self.store.pull()
             except StoreError as exc:
-                self._record_failure(str(exc))
+                self._record_failure(str(exc), config=isinstance(exc, StoreMisconfigured))
                 return previous
-            except Exception as exc:  # a bug must not kill the timer: report it like an outage
-                log.exception("unexpected error while pulling %s", self.store.source)
-                self._record_failure(f"unexpected error: {type(exc).__name__}")
+            except Exception:  # a bug must not kill the timer: report it like an outage, by log reference
+                ref = secrets.token_hex(3)
+                log.exception("unexpected error while pulling %s (ref %s)", self.store.source, ref)
+                self._record_failure(f"unexpected error, ref {ref} in the logs")
                 return previous
             if self._error is not None:
                 log.info(
@@ -134,7 +139,7 @@ class Refresher:
                     )
             return snap
 
-    def _record_failure(self, message: str) -> None:
+    def _record_failure(self, message: str, config: bool = False) -> None:
         message = redact(message)
         now = self._clock()
         prev = self._error
@@ -143,8 +148,9 @@ class Refresher:
             since=prev.since if prev else now,
             last_attempt=now,
             failures=(prev.failures if prev else 0) + 1,
+            config=config,
         )
-        log.warning(
+        (log.error if config else log.warning)(
             "pull of %s failed (%d in a row): %s",
             self.store.source,
             self._error.failures,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from .base import Store
-from .errors import DuplicateSubmission, InvalidName, RateLimited, StoreUnavailable
+from .errors import DuplicateSubmission, InvalidName, RateLimited, StoreMisconfigured, StoreUnavailable
 from .model import SubmissionFile
 from .naming import extension_of
 
@@ -99,6 +99,13 @@ def submit_checked(
         return SubmitStatus("rate_limited", str(exc))
     except InvalidName as exc:
         return SubmitStatus("invalid", str(exc), [str(exc)])
+    except StoreMisconfigured as exc:  # retrying cannot help until a maintainer fixes the secret
+        log.error("submission by %s not stored: %s", user, exc)
+        return SubmitStatus(
+            "unavailable",
+            f"The submission could not be stored: the board is misconfigured ({exc}). "
+            "The maintainers have been told in the logs; nothing was uploaded.",
+        )
     except StoreUnavailable as exc:
         log.warning("submission by %s not stored: %s", user, exc)
         return SubmitStatus(

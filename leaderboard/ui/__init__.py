@@ -18,5 +18,5 @@ def launch_kwargs() -> dict:
         "server_port": int(os.environ.get("GRADIO_SERVER_PORT", os.environ.get("PORT", "7860"))),
         "css": CSS,
         "footer_links": ["api"],
-        "show_error": True,
+        "show_error": False,  # internal failures reach people as a short message and a log reference (layout.guarded)
     }

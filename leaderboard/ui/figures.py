@@ -9,6 +9,7 @@ through `esc`: Plotly reads a subset of HTML in labels.
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Callable
 
 import plotly.graph_objects as go
@@ -42,9 +43,10 @@ def message_figure(text: str) -> go.Figure:
 def safe(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figure:
     try:
         return builder(*args, **kwargs)
-    except Exception as exc:  # one failing chart shows a message, never breaks the page
-        log.exception("chart %s failed", getattr(builder, "__name__", builder))
-        return message_figure(f"This chart could not be drawn ({type(exc).__name__}).")
+    except Exception:  # one failing chart shows a message, never breaks the page (nor names the exception)
+        ref = secrets.token_hex(3)
+        log.exception("chart %s failed (ref %s)", getattr(builder, "__name__", builder), ref)
+        return message_figure(f"This chart could not be drawn (ref {ref}); the maintainers can find it in the logs.")
 
 
 def _label(track: Track, key: str) -> str:

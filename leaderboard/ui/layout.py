@@ -7,7 +7,11 @@ submission or computes a metric.
 from __future__ import annotations
 
 import atexit
+import functools
+import logging
 import os
+import re
+import secrets
 import shutil
 import tempfile
 import time
@@ -21,6 +25,7 @@ from . import urlstate, views
 from .about import about_markdown
 from .format import esc, num
 
+log = logging.getLogger(__name__)
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS = (ASSETS / "style.css").read_text(encoding="utf-8") if (ASSETS / "style.css").exists() else ""
 TITLE = "Open RAG Leaderboard"
@@ -60,6 +65,51 @@ def _export_dir() -> Path:
         except OSError:
             pass
     return Path(tempfile.mkdtemp(dir=_EXPORTS))
+
+
+def record_download(board: Board, entry_id: str | None, unit: str | None):
+    """The download button for a unit's whole raw record (the page shows it cut): shown only when there is one."""
+    text = views.full_record(board, entry_id, unit)
+    if text is None:
+        return gr.update(value=None, visible=False)
+    safe_unit = re.sub(r"[^A-Za-z0-9._-]+", "_", unit or "")[:80]
+    path = _export_dir() / f"{entry_id}-{safe_unit}.json"
+    path.write_text(text, encoding="utf-8")
+    return gr.update(value=str(path), visible=True)
+
+
+# ---- internal failures: a short message and a log reference, never a traceback or a server path -------------
+INTERNAL_ERROR = "Something went wrong (ref {ref}); the maintainers can find it in the logs."
+
+
+def guarded(fn):
+    """`fn` with any unexpected exception logged (with its traceback and a short reference) and shown as that reference.
+
+    functools.wraps keeps the signature and type hints Gradio reads (API parameter names, gr.Request,
+    gr.SelectData, gr.OAuthProfile). gr.Error is a message meant for people: it passes through.
+    """
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except Exception:
+            ref = secrets.token_hex(3)
+            log.exception("handler %s failed (ref %s)", getattr(fn, "__name__", "?"), ref)
+            raise gr.Error(INTERNAL_ERROR.format(ref=ref), print_exception=False) from None
+    return run
+
+
+def _guard_all(demo: gr.Blocks) -> None:
+    """Wrap every Python handler of the page (after wiring: Gradio has read their signatures already)."""
+    for block_fn in demo.fns.values():
+        if block_fn.fn is not None:
+            block_fn.fn = guarded(block_fn.fn)
+
+
+# API parameter names of the filter controls where the key alone would say too little
+_API_FILTER_NAMES = {"has": "has_results_for"}
 
 
 # ---- one track tab --------------------------------------------------------------------------------
@@ -114,6 +164,19 @@ class TrackTab:
     def controls(self) -> list:
         return [self.rank_by, self.slice, self.search, *self.filters, self.columns]
 
+    @property
+    def api_inputs(self) -> dict:
+        """The controls by the parameter names API callers see (in `controls` order; not param_0, param_1...)."""
+        names = ["rank_by", "scores_on", "search", *[_API_FILTER_NAMES.get(f.key, f.key) for f in self.filter_fields],
+                 "columns"]
+        return dict(zip(names, self.controls))
+
+    def table_by_name(self, **controls):
+        return self.table_api(*(controls[n] for n in self.api_inputs))
+
+    def export_by_name(self, **controls):
+        return self.export(*(controls[n] for n in self.api_inputs))
+
     def render(self, active, rank_by, slice_choice, search, *rest):
         """(table update, URL query) for the current controls; the URL only while this tab is on screen."""
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
@@ -138,7 +201,7 @@ class TrackTab:
         raw = views.filtered_table(self.board, self.track.name, rank_by, slice_choice, search or "", filters)
         keep = [c for c in raw.columns if c not in ("judging", "errors", "flag_reason")]
         path = _export_dir() / f"{self.track.name}-leaderboard.csv"
-        raw[keep].to_csv(path, index=False)
+        views.csv_safe(raw[keep]).to_csv(path, index=False)
         return str(path)
 
     def chart(self, index, metric_label, system_id, rank_by, slice_choice, search, *rest):
@@ -212,10 +275,10 @@ def build(board: Board) -> gr.Blocks:
             # reads them all restored) is the one that stays on screen.
             gr.on([c.change for c in tt.controls], tt.render, [active_tab, *tt.controls], [tt.table, url], api_name=False,
                   show_progress="hidden", trigger_mode="always_last")
-            tt.search.submit(tt.table_api, tt.controls, tt.table, api_name=f"table_{name}")
+            tt.search.submit(tt.table_by_name, None, tt.table, api_name=f"table_{name}", inputs_kwargs=tt.api_inputs)
             track_tabs[name].select(lambda n=name: n, None, active_tab, api_name=False).then(
                 tt.render, [active_tab, *tt.controls], [tt.table, url], api_name=False, show_progress="hidden")
-            tt.csv.click(tt.export, tt.controls, tt.csv, api_name=f"export_csv_{name}")
+            tt.csv.click(tt.export_by_name, None, tt.csv, api_name=f"export_csv_{name}", inputs_kwargs=tt.api_inputs)
             chart_inputs = [tt.chart_metric, tt.chart_system, *tt.controls]
             for i, (ctab, plot) in enumerate(zip(tt.chart_tabs, tt.plots)):
                 index = gr.Number(i, visible=False)
@@ -230,7 +293,7 @@ def build(board: Board) -> gr.Blocks:
         # a click on a table row opens that submission in the System tab
         def open_row(evt: gr.SelectData):
             row = evt.row_value or []
-            entry_id = next((v for v in reversed(row) if isinstance(v, str) and board.entry(v) is not None), None)
+            entry_id = next((v for v in reversed(row) if isinstance(v, str) and views.visible_entry(board, v) is not None), None)
             if entry_id is None:  # the Id column is hidden: nothing to open
                 return gr.update(), gr.update(), gr.update()
             return gr.Tabs(selected="system"), "system", gr.update(value=entry_id)
@@ -253,24 +316,36 @@ def build(board: Board) -> gr.Blocks:
               trigger_mode="always_last")  # as for the track controls: A and B restored together, the last run wins
         # .input: only a user's pick of another track resets A and B; a permalink sets all three itself
         cmp["track"].input(cmp["pick_track"], [cmp["track"], cmp["a"], cmp["b"]], [cmp["a"], cmp["b"]], api_name=False)
-        cmp["go"].click(lambda *a: cmp["run"](*a)[:-1], [cmp["track"], cmp["a"], cmp["b"]], cmp["outputs"], api_name="compare")
-        cmp["unit"].change(cmp["records"], [cmp["a"], cmp["b"], cmp["unit"]], cmp["record_outputs"], api_name=False)
+        def compare_api(track, system_a, system_b):
+            return cmp["run"](track, system_a, system_b)[:-1]
+
+        cmp["go"].click(compare_api, [cmp["track"], cmp["a"], cmp["b"]], cmp["outputs"], api_name="compare")
+        cmp["unit"].change(cmp["records"], [cmp["a"], cmp["b"], cmp["unit"]], cmp["record_outputs"], api_name=False).then(
+            cmp["downloads"], [cmp["a"], cmp["b"], cmp["unit"]], cmp["download_outputs"], api_name=False)
 
         # system detail
         system_tab.select(lambda: "system", None, active_tab, api_name=False).then(
             on_screen("system", det["show"]), [active_tab, det["system"]], det["outputs"] + [url], api_name=False)
         det["system"].change(on_screen("system", det["show"]), [active_tab, det["system"]], det["outputs"] + [url],
                              api_name=False)
-        det["pick"].click(lambda e: det["show"](e)[:-1], det["system"], det["outputs"], api_name="detail")
+        def detail_api(entry_id):
+            return det["show"](entry_id)[:-1]
+
+        det["pick"].click(detail_api, det["system"], det["outputs"], api_name="detail")
         for control in (det["category"], det["search"]):
             control.change(det["units"], [det["system"], det["category"], det["search"]], det["units_out"], api_name=False)
-        det["unit"].submit(det["record"], [det["system"], det["unit"]], det["record_out"], api_name="record")
+        def record_api(entry_id, unit_id):
+            return det["record"](entry_id, unit_id)
+
+        det["unit"].submit(record_api, [det["system"], det["unit"]], det["record_out"], api_name="record").then(
+            det["download"], [det["system"], det["unit"]], det["download_out"], api_name=False)
 
         def pick_unit(entry_id, evt: gr.SelectData):  # a click on a per-unit row shows that unit's raw record
             unit_id = str((evt.row_value or [""])[0])
             return unit_id, views.unit_record(board, entry_id, unit_id)
 
-        det["units_out"].select(pick_unit, det["system"], [det["unit"], det["record_out"]], api_name=False)
+        det["units_out"].select(pick_unit, det["system"], [det["unit"], det["record_out"]], api_name=False).then(
+            det["download"], [det["system"], det["unit"]], det["download_out"], api_name=False)
 
         # permalinks: restore the view named in the URL
         restore_outputs = [main_tabs, active_tab, seen_version, status]
@@ -321,6 +396,7 @@ def build(board: Board) -> gr.Blocks:
             data_version.change(tt.repick_system, tt.chart_system, tt.chart_system, api_name=False, show_progress="hidden")
         data_version.change(cmp["repick"], [cmp["track"], cmp["a"], cmp["b"]], [cmp["a"], cmp["b"]], api_name=False,
                             show_progress="hidden")
+    _guard_all(demo)
     return demo
 
 
@@ -345,6 +421,9 @@ def _compare_tab(board: Board) -> dict:
     with gr.Row():
         rec_a = gr.Code(language="json", label="A's prediction", elem_id="compare-rec-a")
         rec_b = gr.Code(language="json", label="B's prediction", elem_id="compare-rec-b")
+    with gr.Row():
+        get_a = gr.DownloadButton("Download A's whole record", size="sm", visible=False, elem_id="compare-rec-a-file")
+        get_b = gr.DownloadButton("Download B's whole record", size="sm", visible=False, elem_id="compare-rec-b-file")
 
     def run(track_name, a_id, b_id):
         text, mframe, fig, topf = views.compare_view(board, a_id, b_id)
@@ -364,6 +443,9 @@ def _compare_tab(board: Board) -> dict:
     def records(a_id, b_id, unit_id):
         return views.both_records(board, a_id, b_id, unit_id)
 
+    def downloads(a_id, b_id, unit_id):
+        return record_download(board, a_id, unit_id), record_download(board, b_id, unit_id)
+
     def restore(params):
         track_name = urlstate.first(params, "track", first_track)
         if track_name not in TRACKS:
@@ -377,7 +459,7 @@ def _compare_tab(board: Board) -> dict:
 
     return {"track": track, "a": a, "b": b, "go": go, "unit": unit, "run": run, "pick_track": pick_track,
             "records": records, "restore": restore, "repick": pick_track, "outputs": [summary, metrics, plot, top, unit],
-            "record_outputs": [rec_a, rec_b]}
+            "record_outputs": [rec_a, rec_b], "downloads": downloads, "download_outputs": [get_a, get_b]}
 
 
 # ---- system tab -------------------------------------------------------------------------------------
@@ -385,6 +467,8 @@ def _all_systems(board: Board) -> list[tuple[str, str]]:
     out = []
     for name, t in TRACKS.items():
         for e in board.entries(name):
+            if e.hidden:  # maintainers hid it: no view lists or opens it
+                continue
             out.append((f"{t.title} · {e.name[:60]} · {e.id[:7]} ({e.status})", e.id))
     return out
 
@@ -404,16 +488,17 @@ def _system_tab(board: Board) -> dict:
     unit = gr.Textbox(label="Raw prediction for unit (click a row above, or type a unit id and press Enter)",
                       elem_id="system-unit")
     record = gr.Code(language="json", label="Raw prediction record", elem_id="system-record")
+    download = gr.DownloadButton("Download the whole record", size="sm", visible=False, elem_id="system-record-file")
 
     def show(entry_id):
         html, bd, uf = views.detail(board, entry_id)
-        e = board.entry(entry_id) if entry_id else None
+        e = views.visible_entry(board, entry_id)
         cats = views.unit_categories(board, e) if e is not None and len(uf) else []
         query = urlstate.encode({"tab": "system", "sys": entry_id})
         return html, bd, gr.update(choices=[""] + cats, value=""), uf, query
 
     def units_fn(entry_id, cat, text):
-        e = board.entry(entry_id) if entry_id else None
+        e = views.visible_entry(board, entry_id)
         return views.unit_frame(board, e, cat or None, text or "") if e else None
 
     def restore(params):
@@ -424,7 +509,8 @@ def _system_tab(board: Board) -> dict:
     return {"system": system, "pick": pick, "category": category, "search": search, "unit": unit, "show": show, "units": units_fn,
             "record": lambda e, u: views.unit_record(board, e, (u or "").strip()), "restore": restore,
             "repick": lambda e: gr.update(choices=_all_systems(board), value=e),
-            "outputs": [meta, breakdown, category, units], "units_out": units, "record_out": record}
+            "outputs": [meta, breakdown, category, units], "units_out": units, "record_out": record,
+            "download": lambda e, u: record_download(board, e, (u or "").strip()), "download_out": download}
 
 
 # ---- submit tab -------------------------------------------------------------------------------------
@@ -432,12 +518,22 @@ def _on_space() -> bool:
     return bool(os.environ.get("SPACE_ID"))
 
 
+def login_required(board: Board) -> bool:
+    """Submit as a logged-in Hugging Face user on a Space, and wherever submissions go to a Hub repo with a token.
+
+    Off a Space, Gradio mocks the login with the machine's own token (whoami on HF_ENDPOINT): a Hub-backed board
+    run locally attributes submissions to that account, never to a typed-in name.
+    """
+    st = board.store_settings
+    return _on_space() or bool(st.submissions_repo and st.hf_token)
+
+
 def _submit_tab(board: Board) -> None:
     gr.HTML('<p class="hint">Upload one file (.json, .jsonl, optionally .gz). It is validated first: an invalid file is '
             "never stored, and you see every problem. A valid one is stored in the submissions repository and "
             "rescored from its raw predictions.</p>")
-    if _on_space():
-        gr.LoginButton()
+    if login_required(board):
+        gr.LoginButton(elem_id="submit-login")
         user_box = None
     else:
         user_box = gr.Textbox(label="Your name (local mode: no login)", value="local-user", elem_id="submit-user")
@@ -454,7 +550,7 @@ def _submit_tab(board: Board) -> None:
 
     def submit(track_name, path, sys_name, organisation, url, desc, user_name=None, profile: gr.OAuthProfile | None = None):
         user = profile.username if profile is not None else (user_name or "").strip()
-        if _on_space() and profile is None:
+        if user_box is None and profile is None:
             return '<div class="errors">Log in with Hugging Face to submit.</div>'
         if not user:
             return '<div class="errors">Enter a name to submit under.</div>'

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pandas as pd
 
@@ -117,6 +118,27 @@ def filtered_table(board: Board, track_name: str, rank_by: str | None = None, sl
         elif key in raw:
             raw = raw[raw[key].astype(str).isin(wanted)]
     return raw.reset_index(drop=True)
+
+
+# A spreadsheet runs a cell starting with one of these as a formula (CSV injection): such text cells get a
+# leading single quote, the OWASP advice. Cells that are plain numbers ("-0.25") are data and stay as they are.
+_FORMULA_LEAD = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def csv_cell(value):
+    if isinstance(value, str) and value.startswith(_FORMULA_LEAD) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` as it may go into a CSV file: text cells neutralised, numeric columns untouched (still numbers)."""
+    out = frame.copy()
+    for c in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[c]):
+            out[c] = out[c].map(csv_cell)
+    return out
 
 
 def table_frames(board: Board, track_name: str, rank_by: str | None = None, slice_choice: str | None = None,
@@ -279,9 +301,15 @@ def system_choices(board: Board, track_name: str) -> list[tuple[str, str]]:
     return out
 
 
+def visible_entry(board: Board, entry_id: str | None) -> Entry | None:
+    """The submission with this id, unless maintainers hid it: a hidden one is as unknown as a wrong id."""
+    e = board.entry(entry_id) if entry_id else None
+    return None if e is None or e.hidden else e
+
+
 def detail(board: Board, entry_id: str | None) -> tuple[str, pd.DataFrame, pd.DataFrame]:
     """(metadata HTML, per-category scores, per-unit scores) of one submission."""
-    e = board.entry(entry_id) if entry_id else None
+    e = visible_entry(board, entry_id)
     if e is None:
         return "<p>Pick a system.</p>", pd.DataFrame(), pd.DataFrame()
     return _meta_html(e), _breakdown_frame(e), unit_frame(board, e)
@@ -398,14 +426,29 @@ def unit_categories(board: Board, e: Entry, most: int = 64) -> list[str]:
     return sorted(v for v in out if v)
 
 
-def unit_record(board: Board, entry_id: str | None, unit: str | None) -> str:
-    e = board.entry(entry_id) if entry_id else None
+RECORD_SHOWN_CHARS = 20_000  # a page shows this much of a raw record; the rest is a download away
+
+
+def full_record(board: Board, entry_id: str | None, unit: str | None) -> str | None:
+    """A unit's raw prediction record as indented JSON, whole; None when there is none to show."""
+    e = visible_entry(board, entry_id)
     if e is None or not unit:
-        return ""
+        return None
     rec = board.records(e).get(unit)
-    if rec is None:
+    return None if rec is None else json.dumps(rec, ensure_ascii=False, indent=2)
+
+
+def unit_record(board: Board, entry_id: str | None, unit: str | None, limit: int = RECORD_SHOWN_CHARS) -> str:
+    """The record as the page shows it: cut after `limit` characters, saying so (a 50 MB answer stays a download)."""
+    if visible_entry(board, entry_id) is None or not unit:
+        return ""
+    text = full_record(board, entry_id, unit)
+    if text is None:
         return f"// {unit}: no prediction in this submission"
-    return json.dumps(rec, ensure_ascii=False, indent=2)
+    if len(text) <= limit:
+        return text
+    return (text[:limit] + f"\n// … cut: the first {limit:,} of {len(text):,} characters are shown; "
+            "download the record for the full text")
 
 
 def compare_view(board: Board, a_id: str | None, b_id: str | None):
@@ -414,6 +457,9 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
         return "Pick two systems of the same track.", pd.DataFrame(), figures.message_figure("Pick two systems."), pd.DataFrame()
     if a_id == b_id:
         return "Pick two different systems.", pd.DataFrame(), figures.message_figure("Pick two different systems."), pd.DataFrame()
+    if visible_entry(board, a_id) is None or visible_entry(board, b_id) is None:  # unknown, withdrawn or hidden
+        msg = "Unknown system: pick again."
+        return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
     try:
         c = board.compare(a_id, b_id)
     except (KeyError, ValueError) as exc:  # a stale pick (other track, withdrawn submission): say so
