@@ -168,3 +168,23 @@ def test_a_commit_not_in_the_repo_when_checked_is_not_claimed_as_stored(hub, tmp
         assert not set(hub.files("org/subs")) - before  # checked before the (late) commit landed
     finally:
         hub.ok()
+
+
+@pytest.mark.parametrize("slow_path", ["/tree/", "/resolve/"], ids=["listing", "download"])
+def test_a_request_that_timed_out_is_not_sent_again(hub, tmp_path, slow_path):
+    """huggingface_hub resends a listing or a download five times after a timeout (~6 timeouts and 23 s of
+    backoff); a store operation gives up after the first: one timeout, and the timer tries again later."""
+    timeout = 1.0
+    board = board_for(store_settings(hub, tmp_path, timeout=timeout))
+    hub.slow(timeout + 3, path_contains=slow_path)
+    hub.reset_counts()
+    started = time.monotonic()
+    try:
+        board.start(background=False)
+        took = time.monotonic() - started
+    finally:
+        hub.ok()
+    assert "no answer" in board.status()["banner"] and board.entries() == []
+    sent = [r for r in hub.requests if slow_path in r[1]]
+    assert sent and len(sent) == len(set(sent)), sent  # each one once (downloads run side by side)
+    assert took < timeout + 4, f"the first pull took {took:.1f} s with a {timeout:g} s timeout"

@@ -161,7 +161,8 @@ class HubStore(Store):
         """Turn whatever the Hub client raises into StoreUnavailable with a safe, short message."""
         repo = repo_id or self.repo_id
         try:
-            yield
+            with hub_http.single_attempt():
+                yield
         except StoreError:
             raise
         except RepositoryNotFoundError:
@@ -189,7 +190,7 @@ class HubStore(Store):
             raise StoreUnavailable(
                 f"Hugging Face Hub unavailable while {action} ({repo}): {reason}"
             ) from None
-        except httpx2.TimeoutException:
+        except (httpx2.TimeoutException, hub_http.NotResent):
             raise StoreUnavailable(
                 f"Hugging Face Hub unavailable while {action} ({repo}): no answer from {self.endpoint} "
                 f"within {self.timeout:g} s"
@@ -236,19 +237,20 @@ class HubStore(Store):
         return {item.path: item for item in items if isinstance(item, RepoFile)}
 
     def _download(self, repo_id: str, path: str, revision: str) -> Path:
-        return Path(
-            hf_hub_download(
-                repo_id,
-                path,
-                repo_type=REPO_TYPE,
-                revision=revision,
-                cache_dir=str(self._downloads),
-                token=self._token or False,
-                endpoint=self.endpoint,
-                etag_timeout=self.timeout,
-                tqdm_class=silent_tqdm,
+        with hub_http.single_attempt():  # also in the pull's download threads
+            return Path(
+                hf_hub_download(
+                    repo_id,
+                    path,
+                    repo_type=REPO_TYPE,
+                    revision=revision,
+                    cache_dir=str(self._downloads),
+                    token=self._token or False,
+                    endpoint=self.endpoint,
+                    etag_timeout=self.timeout,
+                    tqdm_class=silent_tqdm,
+                )
             )
-        )
 
     # ---- pull ----------------------------------------------------------------------------
 
