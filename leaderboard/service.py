@@ -54,7 +54,8 @@ class Board:
         self.judge_progress: dict[str, JudgeProgress] = {}
         self._judge_queue: queue.Queue[str] = queue.Queue()
         self._judge_thread: threading.Thread | None = None
-        self.refresher = Refresher(self.store, self.store_settings.refresh_seconds, on_snapshot=self._apply)
+        self._results_pulled = False  # RESULTS_REPO fetched once this process (retried with each new pull until then)
+        self.refresher = Refresher(self.store, self.store_settings.refresh_seconds, on_snapshot=self._on_pull)
 
     def _make_judge(self):
         if self.settings.judge == "none":
@@ -70,18 +71,20 @@ class Board:
 
     # ---- lifecycle ---------------------------------------------------------------------
     def start(self, background: bool = True) -> Board:
-        """First pull (synchronous: the page has data when it opens), then the timer and the judge."""
-        try:
-            if self.store.pull_results(self.settings.results_dir):
-                self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)  # re-index the folder
-        except StoreError as exc:
-            log.warning("results cache not pulled: %s", exc)
-        if self.refresher.refresh_now() is None:  # unreachable at start: serve what the last run left on disk
-            cached = self.store.cached_snapshot()
-            if cached is not None:
-                self.refresher.seed(cached)
+        """Serve what the last run left on disk at once, then the timer and the judge.
+
+        The network never holds up the start: with `background`, the first pull from a Hub
+        (and the results pull and push it brings) runs in the refresher's thread, each request
+        bounded by HUB_TIMEOUT_SECONDS, and reaches open pages through their timer. Without
+        `background` (CLI, tests, benchmarks) the first pull happens here.
+        """
+        cached = self.store.cached_snapshot()
+        if cached is not None and self.refresher.seed(cached, notify=False):
+            self._apply(cached, push=False)  # no network here: results come from the local cache
+        if not background or not self.store.remote:  # a local folder has no network to wait for
+            self.refresher.refresh_now()
         if background:
-            self.refresher.start(pull_first=False)
+            self.refresher.start(pull_first=self.store.remote)
             self._judge_thread = threading.Thread(target=self._judge_worker, name="judge", daemon=True)
             self._judge_thread.start()
         return self
@@ -93,7 +96,21 @@ class Board:
             self._judge_thread.join(5)
 
     # ---- applying a snapshot -------------------------------------------------------------
-    def _apply(self, snap) -> None:
+    def _on_pull(self, snap) -> None:
+        """A pull brought new data: the Hub answers, so fetch the published results first (scoring reuses them)."""
+        if not self._results_pulled:
+            self._pull_results()
+        self._apply(snap)
+
+    def _pull_results(self) -> None:
+        try:
+            if self.store.pull_results(self.settings.results_dir):
+                self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)  # re-index the folder
+            self._results_pulled = True
+        except StoreError as exc:
+            log.warning("results cache not pulled: %s", exc)
+
+    def _apply(self, snap, push: bool = True) -> None:
         changed = False
         seen = set()
         for f in snap.files:
@@ -118,7 +135,8 @@ class Board:
                 changed = True
         if changed:
             self._bump()
-            self._push_results()
+            if push:
+                self._push_results()
 
     def _score_isolated(self, entry: Entry, local_path: Path, sha256: str) -> None:
         """Score one file; whatever goes wrong stays on this entry, so one bad file never hides the others."""
@@ -265,7 +283,8 @@ class Board:
         if self.judge_error:
             judge += f" ({self.settings.judge} judge not configured: {self.judge_error})"
         return {"data_as_of": self.refresher.data_as_of(), "banner": self.refresher.banner(),
-                "source": self.store.source, "judge": judge, "notice": self.store.notice()}
+                "loading": self.refresher.loading, "source": self.store.source, "judge": judge,
+                "notice": self.store.notice()}
 
     # ---- writing -------------------------------------------------------------------------
     def submit(self, *, user: str, track: str, filename: str, data: bytes, metadata: dict) -> SubmitStatus:

@@ -8,6 +8,7 @@
 | OPENAI_BASE_URL, OPENAI_API_KEY | the openai client's own defaults | any OpenAI-compatible server |
 | JUDGE_CONCURRENCY | 4 | judge calls in flight at once |
 | LEADERBOARD_DATA_DIR | `<repo>/.cache` | results cache, judge cache, downloads (shared with the store) |
+| STATUS_POLL_SECONDS | 5 | how often an open page checks for new data and a changed status line (outage banner) |
 | ADMIN_USERS | unset | comma-separated Hugging Face user names allowed to force a refresh on a Space (locally anyone may) |
 
 The store's own variables (SUBMISSIONS_REPO, RESULTS_REPO, HF_TOKEN, ...) are
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .store.settings import _default_data_dir, _positive_int
+from .store.settings import _default_data_dir, _positive_float, _positive_int
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Settings:
     openai_api_key: str | None = field(default=None, repr=False)
     judge_concurrency: int = 4
     admin_users: tuple[str, ...] = ()
+    status_poll_seconds: float = 5.0  # the page's timer: new data and the status line reach open pages this often
 
     @property
     def results_dir(self) -> Path:
@@ -67,6 +69,7 @@ class Settings:
             openai_api_key=text("OPENAI_API_KEY"),
             judge_concurrency=_positive_int(env, "JUDGE_CONCURRENCY", 4),
             admin_users=tuple(u.strip() for u in (text("ADMIN_USERS") or "").split(",") if u.strip()),
+            status_poll_seconds=_positive_float(env, "STATUS_POLL_SECONDS", 5.0),
         )
 
 

@@ -79,17 +79,22 @@ def _keep_results(data_dir: Path, judge: str) -> None:
 
 
 @contextlib.contextmanager
-def running_app(data_dir: Path, judge: str = "lexical"):
+def running_app(data_dir: Path, judge: str = "lexical", store_settings: StoreSettings | None = None,
+                status_poll_seconds: float = 5.0):
+    """`store_settings`: another store (a fake Hub) instead of the local folder; the app then opens at once,
+    before its first pull, as a deployed one does."""
     from leaderboard.ui import build_app, launch_kwargs
 
     data_dir = Path(data_dir)
     _seed_results(data_dir, judge)
-    board = Board(Settings(data_dir=data_dir, judge=judge), StoreSettings(data_dir=data_dir))
+    board = Board(Settings(data_dir=data_dir, judge=judge, status_poll_seconds=status_poll_seconds),
+                  store_settings or StoreSettings(data_dir=data_dir))
     board.start(background=True)
     blocks = None
     try:
-        wait_judged(board)
-        _keep_results(data_dir, judge)
+        if store_settings is None:  # a remote store's data arrives later: nothing to wait for or keep
+            wait_judged(board)
+            _keep_results(data_dir, judge)
         blocks = build_app(board)
         port = free_port()
         kwargs = {**launch_kwargs(), "server_name": "127.0.0.1", "server_port": port}

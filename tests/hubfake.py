@@ -16,8 +16,10 @@ It implements exactly the calls the store makes through `huggingface_hub`
 Data lives in memory; every commit gets a new sha and is applied atomically
 under one lock (concurrent commits both land; a stale `parentCommit` gets 412
 as on the Hub). Tests can switch the server `down()` (listening socket closed:
-connection refused), make it answer errors (`fail(500)`), or answer slowly
-(`slow(seconds)`), and count the requests it received.
+connection refused), make it answer errors (`fail(500)`), answer slowly
+(`slow(seconds)`), or do the work of a request and lose its reply
+(`lose_replies("/commit/")`: dropped, or sent only after a delay), and count
+the requests it received.
 
     with running_hub(tokens={"hf_...": "alice"}) as hub:
         hub.create_repo("org/subs")
@@ -113,6 +115,9 @@ class FakeHub:
         self.error_status = 500
         self.delay = 0.0
         self.delay_path: str | None = None
+        # Requests whose path contains this are carried out, but their reply is lost (see lose_replies).
+        self.lost_reply_path: str | None = None
+        self.lost_reply_delay: float | None = None  # None: drop the connection instead of answering
         # Simulates a misbehaving server or proxy that echoes the request's Authorization
         # header in its error messages: the client side must still never show the token.
         self.echo_auth = False
@@ -191,6 +196,7 @@ class FakeHub:
             self.start(self.port or 0)
         self.mode = "ok"
         self.delay = 0.0
+        self.lost_reply_path = None
 
     def fail(self, status: int = 500) -> None:
         """Answer every request with `status` (and a Hub-like JSON error) until `ok()`."""
@@ -202,9 +208,19 @@ class FakeHub:
         self.delay = seconds
         self.delay_path = path_contains
 
+    def lose_replies(self, path_contains: str, delay: float | None = None) -> None:
+        """Carry out matching requests (a commit lands) but lose the answer, until `ok()`.
+
+        delay=None: close the connection without a reply; else send it only after `delay` seconds
+        (longer than the client's timeout: the client has given up by then).
+        """
+        self.lost_reply_path = path_contains
+        self.lost_reply_delay = delay
+
     def ok(self) -> None:
         self.mode = "ok"
         self.delay = 0.0
+        self.lost_reply_path = None
 
     # ---- request log ---------------------------------------------------------------------------
 
@@ -401,6 +417,12 @@ class _Handler(BaseHTTPRequestHandler):
         headers: dict | None = None,
         content_type: str = "application/json",
     ):
+        lost = self.hub.lost_reply_path
+        if lost is not None and lost in urlsplit(self.path).path:
+            if self.hub.lost_reply_delay is None:
+                self.close_connection = True  # the work is done; the client sees the connection close
+                return
+            time.sleep(self.hub.lost_reply_delay)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))

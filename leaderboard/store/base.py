@@ -17,6 +17,8 @@ class Store(ABC):
 
     #: "hub:<repo>" or "local:<folder>", shown next to "data as of".
     source: str = ""
+    #: Whether a pull goes over the network (and may be slow): the app then pulls in the background.
+    remote: bool = False
 
     @abstractmethod
     def pull(self) -> Snapshot:

@@ -65,7 +65,7 @@ from .naming import (
     submission_path,
 )
 from .policy import check_rate
-from .pull_state import FileState, PullState, remote_key
+from .pull_state import FileState, PullState, load_pulled_at, remote_key, save_pulled_at
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +103,8 @@ def _safe_relative(path: str) -> PurePosixPath | None:
 
 
 class HubStore(Store):
+    remote = True
+
     def __init__(
         self,
         repo_id: str,
@@ -166,7 +168,8 @@ class HubStore(Store):
         """Turn whatever the Hub client raises into StoreUnavailable with a safe, short message."""
         repo = repo_id or self.repo_id
         try:
-            yield
+            with hub_http.single_attempt():
+                yield
         except StoreError:
             raise
         except RepositoryNotFoundError:
@@ -194,7 +197,7 @@ class HubStore(Store):
             raise StoreUnavailable(
                 f"Hugging Face Hub unavailable while {action} ({repo}): {reason}"
             ) from None
-        except httpx2.TimeoutException:
+        except (httpx2.TimeoutException, hub_http.NotResent):
             raise StoreUnavailable(
                 f"Hugging Face Hub unavailable while {action} ({repo}): no answer from {self.endpoint} "
                 f"within {self.timeout:g} s"
@@ -241,20 +244,21 @@ class HubStore(Store):
         return {item.path: item for item in items if isinstance(item, RepoFile)}
 
     def _download(self, repo_id: str, path: str, revision: str, force: bool = False) -> Path:
-        return Path(
-            hf_hub_download(
-                repo_id,
-                path,
-                repo_type=REPO_TYPE,
-                revision=revision,
-                cache_dir=str(self._downloads),
-                token=self._token or False,
-                endpoint=self.endpoint,
-                etag_timeout=self.timeout,
-                tqdm_class=silent_tqdm,
-                force_download=force,
+        with hub_http.single_attempt():  # also in the pull's download threads
+            return Path(
+                hf_hub_download(
+                    repo_id,
+                    path,
+                    repo_type=REPO_TYPE,
+                    revision=revision,
+                    cache_dir=str(self._downloads),
+                    token=self._token or False,
+                    endpoint=self.endpoint,
+                    etag_timeout=self.timeout,
+                    tqdm_class=silent_tqdm,
+                    force_download=force,
+                )
             )
-        )
 
     # ---- pull ----------------------------------------------------------------------------
 
@@ -262,14 +266,23 @@ class HubStore(Store):
         with self._pull_lock:
             if not self._state.commit or not all(Path(f.local_path).exists() for f in self._state.files.values()):
                 return None
-            return self._snapshot()
+            # Dated by the pull that left it on disk: "data as of" must not become the restart time.
+            return self._snapshot(fetched_at=load_pulled_at(self._state_file, self._state.commit))
 
     def pull(self) -> Snapshot:
         with self._pull_lock, self._hub_errors("pulling submissions"):
             head = self._head(self.repo_id)
             if head != self._state.commit:
                 self._sync_state(head)
-            return self._snapshot()
+            snap = self._snapshot()
+            self._remember_pull_time(snap)
+            return snap
+
+    def _remember_pull_time(self, snap: Snapshot) -> None:
+        try:
+            save_pulled_at(self._state_file, snap.commit, snap.fetched_at)
+        except OSError as exc:  # costs only the date shown after a restart, never the pull
+            log.warning("pull time not saved: %s", exc)
 
     def _sync_state(self, head: str) -> None:
         """Make the pull state match commit `head`, downloading only new or changed files."""
@@ -424,7 +437,7 @@ class HubStore(Store):
     def notice(self) -> str | None:
         return self._flags.notice()
 
-    def _snapshot(self) -> Snapshot:
+    def _snapshot(self, fetched_at: datetime | None = None) -> Snapshot:
         state = self._state
         files: list[SubmissionFile] = []
         signatures: dict[str, tuple] = {}
@@ -451,7 +464,7 @@ class HubStore(Store):
             del self._built[gone]
         return Snapshot(
             commit=state.commit or "",
-            fetched_at=_utcnow(),
+            fetched_at=fetched_at or _utcnow(),
             files=files,
             flags=self._flags_in_force(),
             changed=changed,
@@ -521,6 +534,12 @@ class HubStore(Store):
                         )
                         continue
                     raise
+                except httpx2.TransportError:  # a timeout, a dropped connection
+                    # The commit may have gone out with no answer coming back: it may have landed all the same.
+                    # Telling the user "failed" then would make them resubmit into a duplicate.
+                    if not self._landed(path, digest, oid):
+                        raise
+                    log.info("submit %s: the Hub's reply was lost, but the commit is in the repo", path)
                 break
             local = self._keep_local_copy(path, data)
             local_meta = self._keep_local_copy(meta_path(path), meta_bytes)
@@ -535,6 +554,19 @@ class HubStore(Store):
                 meta,
             )
         return SubmissionFile(path, local, track, user, digest, meta)
+
+    def _landed(self, path: str, digest: str, oid: str) -> bool:
+        """Whether the repo's head now holds `path` with exactly our bytes (after a lost commit reply)."""
+        try:
+            head = self._head(self.repo_id)
+            entry = self._list_files(self.repo_id, head, under=path.rsplit("/", 1)[0]).get(path)
+        except (HfHubHTTPError, httpx2.HTTPError, StoreError, OSError, ValueError) as exc:
+            log.warning("submit %s: could not check whether the commit landed: %s", path,
+                        redact(str(exc), self._token)[:200])
+            return False
+        if entry is None:
+            return False
+        return entry.lfs.sha256 == digest if entry.lfs else entry.blob_id == oid
 
     def _keep_local_copy(self, path: str, data: bytes) -> Path:
         target = self.cache_dir / "submitted" / path

@@ -19,6 +19,7 @@ import logging
 import os
 import tempfile
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -144,3 +145,49 @@ def _on_disk(entry: FileState) -> bool:
         return os.stat(entry.local_path).st_size == entry.size
     except OSError:
         return False
+
+
+# ---- when the last successful pull finished ------------------------------------------------------
+# A sidecar of the state file, rewritten on every successful pull: tiny, so a pull whose head did
+# not move (the common case) does not rewrite the whole state. "data as of" after a restart during
+# an outage is this time, not the restart's.
+
+
+def pulled_at_file(state_file: Path) -> Path:
+    return state_file.with_name(state_file.name + ".pulled")
+
+
+def save_pulled_at(state_file: Path, commit: str | None, when: datetime) -> None:
+    target = pulled_at_file(state_file)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"commit": commit, "pulled_at": when.astimezone(UTC).isoformat()})
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".pulled-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def load_pulled_at(state_file: Path, commit: str | None) -> datetime | None:
+    """When the pull that left `commit` on disk last succeeded; None when unknown.
+
+    Without a readable record for that commit (a state written by an older version,
+    a crash between the two writes), the state file's own time stands in: it was
+    written by the last pull that changed it.
+    """
+    try:
+        raw = json.loads(pulled_at_file(state_file).read_text(encoding="utf-8"))
+        if raw.get("commit") == commit:
+            when = datetime.fromisoformat(raw["pulled_at"])
+            return when if when.tzinfo else when.replace(tzinfo=UTC)
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        log.warning("ignoring unreadable pull time %s: %s", pulled_at_file(state_file), exc)
+    try:
+        return datetime.fromtimestamp(state_file.stat().st_mtime, UTC)
+    except OSError:
+        return None

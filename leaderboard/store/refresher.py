@@ -57,6 +57,8 @@ class Refresher:
         self._refresh_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # Set from start(pull_first=True) until the first pull ends: what "loading" means.
+        self._first_pull_pending = False
 
     # ---- what the page shows ---------------------------------------------------------------
 
@@ -70,10 +72,15 @@ class Refresher:
         """The current outage, None when the last pull succeeded."""
         return self._error
 
+    @property
+    def loading(self) -> bool:
+        """The first pull is under way and there is nothing (cached) to show meanwhile."""
+        return self._snapshot is None and self._error is None and self._first_pull_pending
+
     def data_as_of(self) -> str:
         snap = self._snapshot
         if snap is None:
-            return "no data yet"
+            return f"loading: first pull from {self.store.source} in progress" if self.loading else "no data yet"
         return f"data as of {snap.commit[:12]}, {_fmt(snap.fetched_at)}"
 
     def banner(self) -> str | None:
@@ -94,14 +101,19 @@ class Refresher:
 
     # ---- pulling ---------------------------------------------------------------------------
 
-    def seed(self, snapshot: Snapshot) -> None:
-        """Serve a snapshot from disk until the first successful pull (a restart during an outage)."""
+    def seed(self, snapshot: Snapshot, notify: bool = True) -> bool:
+        """Serve a snapshot from disk until the first successful pull (a restart, the Hub slow or down).
+
+        Returns whether it was taken (not when a pull got there first). `notify=False`: the
+        caller applies it itself, not through `on_snapshot` (which may also reach the network).
+        """
         with self._refresh_lock:
             if self._snapshot is not None:
-                return
+                return False
             self._snapshot = snapshot
-        if self.on_snapshot:
+        if notify and self.on_snapshot:
             self.on_snapshot(snapshot)
+        return True
 
     def refresh_now(self) -> Snapshot | None:
         """Pull once, synchronously (startup, admin button). Returns the last good snapshot."""
@@ -164,6 +176,7 @@ class Refresher:
         if self._thread and self._thread.is_alive():
             return self
         self._stop.clear()
+        self._first_pull_pending = pull_first
         self._thread = threading.Thread(
             target=self._run, args=(pull_first,), name="store-refresher", daemon=True
         )
@@ -178,6 +191,9 @@ class Refresher:
 
     def _run(self, pull_first: bool) -> None:
         if pull_first:
-            self.refresh_now()
+            try:
+                self.refresh_now()
+            finally:
+                self._first_pull_pending = False
         while not self._stop.wait(self.interval):
             self.refresh_now()

@@ -12,7 +12,7 @@ The lead may fold this into leaderboard/settings.py later; keep names stable.
 | LEADERBOARD_DATA_DIR | `<repo>/.cache`, or the user cache dir if the repo is read-only | downloads, local submissions, pull state |
 | SUBMISSIONS_PER_DAY | 5 | submissions per user, per track, per UTC day |
 | STORE_REFRESH_SECONDS | 300 | how often the app pulls the repo |
-| HUB_TIMEOUT_SECONDS | 30 | per-request network timeout for Hub calls |
+| HUB_TIMEOUT_SECONDS | 30 | per-request network timeout for Hub calls (a request that got no answer is not resent) |
 """
 
 from __future__ import annotations

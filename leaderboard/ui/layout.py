@@ -368,15 +368,19 @@ def build(board: Board) -> gr.Blocks:
 
         demo.load(on_load, None, restore_outputs, api_name=False)
 
-        # new data (a pull, a submission, a finished judging run) reaches open pages
-        timer = gr.Timer(5)
+        # new data (a pull, a submission, a finished judging run) and a changed status line (an outage starting or
+        # ending, loading done, judging progress) reach open pages
+        timer = gr.Timer(board.settings.status_poll_seconds)
+        seen_status = gr.State("")  # the status line as this page's timer last wrote it ("": not yet, write it once)
 
-        def poll(version):
-            if version == board.version and not board.judge_progress:  # nothing new, no progress bar to move
-                return gr.update(), version, gr.update()
-            return status_html(board), board.version, board.version
+        def poll(version, shown):
+            html = status_html(board)  # a few short strings: cheap to build on every tick
+            if version == board.version and html == shown:  # nothing new: no traffic beyond the tick itself
+                return gr.update(), version, gr.update(), shown
+            return html, board.version, board.version, html
 
-        timer.tick(poll, seen_version, [status, seen_version, data_version], api_name=False, show_progress="hidden")
+        timer.tick(poll, [seen_version, seen_status], [status, seen_version, data_version, seen_status], api_name=False,
+                   show_progress="hidden")
 
         def refresh_now(profile: gr.OAuthProfile | None = None):
             """Pull now (admins on a Space; anyone locally). New data reaches the page through the timer."""
