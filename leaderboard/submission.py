@@ -260,11 +260,20 @@ def parse_raw(raw: bytes, name: str, limits_of: Callable[[object], Limits] | Non
 _TRACK_FIELD = re.compile(rb'"track"\s*:\s*"((?:[^"\\]|\\.){0,200})"')
 
 
+class _RawEnvelope(msgspec.Struct, omit_defaults=True):
+    """A JSON envelope's fields as raw byte slices: decoding it builds three objects whatever the file
+    holds (other top-level keys are skimmed, not built)."""
+
+    track: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    system: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    predictions: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
 def _json_track(raw: bytes) -> object:
     """The track named by a JSON envelope, read without building its predictions."""
     try:
-        doc = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
-        return msgspec.json.decode(doc["track"]) if "track" in doc else None
+        track = msgspec.json.decode(raw, type=_RawEnvelope).track
+        return msgspec.json.decode(track) if track and len(track) <= 1000 else None
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         m = _TRACK_FIELD.search(raw)  # broken elsewhere: the first "track" key tells which limits apply
         return m.group(1).decode("utf-8", "replace") if m else None
@@ -403,12 +412,13 @@ def with_system(data: bytes, name: str, updates: dict, max_bytes: int = DEFAULT_
         header["system"] = {**system, **updates}
         out = raw[:pos] + json.dumps(header, ensure_ascii=False).encode("utf-8") + raw[pos + len(line):]
     else:
-        try:  # one Raw per top-level key: the predictions stay one slice of the bytes
-            doc = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
-            system = _loads(decode(bytes(doc["system"]))) if "system" in doc else {}
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, SubmissionError, ValueError):
+        try:  # the predictions stay one slice of the bytes, never decoded
+            doc = msgspec.json.decode(raw, type=_RawEnvelope)
+            system = doc.system
+            system = {} if system is msgspec.UNSET else _header(b'{"track": 0, "system": ' + bytes(system) + b"}", 1)["system"]
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, SubmissionError):
             raise ValueError("the file is not a JSON object with track, system and predictions") from None
-        doc["system"] = msgspec.Raw(json.dumps({**(system if isinstance(system, dict) else {}), **updates},
-                                               ensure_ascii=False).encode("utf-8"))
+        doc.system = msgspec.Raw(json.dumps({**(system if isinstance(system, dict) else {}), **updates},
+                                            ensure_ascii=False).encode("utf-8"))
         out = msgspec.json.encode(doc)
     return gzip.compress(out, mtime=0) if ext.endswith(".gz") else out
