@@ -1,7 +1,10 @@
-"""Reading a submission file: size cap, gzip, UTF-8, JSON / JSONL envelope.
+"""Reading a submission file: size cap, gzip, UTF-8, JSON / JSONL envelope, within limits.
 
 Track-independent: it yields the header (track, system) and the raw records
-with their location; the track validates the records.
+with their location; the track validates the records. The caller says which
+Limits apply to the header's track (records, JSON values, depth): they are
+checked on the bytes before a decoder builds anything, so every path (CLI,
+Submit, Hub pull) reads a file into at most what its track's gold justifies.
 """
 
 from __future__ import annotations
