@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import permutations
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,22 @@ from ..metrics import BootstrapPlan, selection_entropy
 from ..metrics.ngram import normalise, prepare_answer, prepared_recall, split_parts
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, hash_files, prediction_records
+from .base import (
+    MAX_ANSWER,
+    Axis,
+    Chart,
+    Gold,
+    Metric,
+    Scores,
+    SystemField,
+    Track,
+    UnitIndex,
+    canonical_json,
+    fingerprint_of,
+    hash_files,
+    prediction_records,
+    too_long,
+)
 
 LANGS = ("en", "fr", "es", "pt", "zh", "ja", "ko", "ar")
 PAIRS = tuple(f"{q}-{d}" for q, d in permutations(LANGS, 2))
@@ -25,6 +41,7 @@ TASK_KEYS = {
     "crosslingual": ("crosslingual_strict", "crosslingual_loose"),
     "selection": ("selection_entropy",),
 }
+_FIRST = itemgetter(0)
 KEY_TASK = {k: t for t, keys in TASK_KEYS.items() for k in keys}
 
 
@@ -129,6 +146,9 @@ class FuturepediaTrack(Track):
         return UnitIndex(ids=[f"{task}/{u[0]}/" + "-".join(u[1:]) for u in keys],
                          clusters=[u[0] for u in keys], strata=[""] * len(keys))
 
+    def gold_units(self, gold: FuturepediaGold) -> int:
+        return sum(map(len, gold.unit_keys.values()))
+
     def unit_of(self, record: dict) -> str | None:
         task, rid, q = record.get("task"), record.get("id"), record.get("query_lang")
         if task == "crosslingual":
@@ -167,6 +187,9 @@ class FuturepediaTrack(Track):
             if type(pred) is not str:
                 problems.error(where, f"expected a string, got {type(pred).__name__}", record=rid, field="prediction")
                 continue
+            if problem := too_long(pred, MAX_ANSWER):
+                problems.error(where, problem, record=rid, field="prediction")
+                continue
             if task == "selection":
                 docs = rec.get("doc_langs")
                 if (type(docs) is not list or not 2 <= len(docs) <= len(LANGS) or any(d not in LANGS for d in docs)
@@ -192,6 +215,11 @@ class FuturepediaTrack(Track):
                 continue
             parsed[task][unit] = payload
         return {t: units for t, units in parsed.items() if units}
+
+    def fingerprint(self, parsed: dict) -> str:
+        # Per task, its units sorted (unit keys are unique, so the sort never compares payloads).
+        canonical = [[task, sorted(units.items(), key=_FIRST)] for task, units in sorted(parsed.items())]
+        return fingerprint_of(self.name, canonical_json(canonical))
 
     def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
         prepared = gold.prepared

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, repeat
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Annotated
 
@@ -18,6 +18,8 @@ from ..metrics import BootstrapPlan, page_overlap_batch
 from ..problems import Problems
 from ..submission import Envelope
 from .base import (
+    MAX_ANSWER,
+    MAX_ID,
     Axis,
     Chart,
     Gold,
@@ -26,10 +28,13 @@ from .base import (
     SystemField,
     Track,
     UnitIndex,
+    canonical_json,
     category_codes,
+    fingerprint_of,
     hash_files,
     means_by,
     prediction_records,
+    too_long,
 )
 
 DOMAINS = ("commerce_manufacturing", "construction", "crm", "education", "energy", "finance", "healthcare", "legal")
@@ -55,6 +60,7 @@ ANSWER_TYPE_NAME = {
 }
 K = 10
 MAX_PAGE = 1_000_000  # beyond any real document; keeps page numbers inside int64 arithmetic
+_FIRST = itemgetter(0)
 _ID, _RETRIEVED, _ANSWER = attrgetter("id"), attrgetter("retrieved"), attrgetter("answer")
 _DOC, _PAGES, _MODALITY = attrgetter("doc"), attrgetter("pages"), attrgetter("modality")
 _TEXT_SOURCE = re.compile(r"(?:^|/)([^/]+)_id_\d+_pg(\d+)(?:_pg(\d+))?\.txt$")
@@ -110,6 +116,7 @@ class UnidocRun:
     answers: dict[int, str | None]
     columns: tuple | None = None  # (docs, starts, ends, list lengths) of all candidates, for scoring
     repeats: dict[int, list[bool]] | None = None  # per list with a repeat among its first K: which are repeats
+    ids: list[str] | None = None  # question id of each answered question, aligned with rows
 
 
 def flatten_answer(value) -> str:
@@ -153,18 +160,20 @@ def _source(item: dict) -> str:
 _Page = Annotated[int, msgspec.Meta(ge=1)]
 
 
-class _Candidate(msgspec.Struct):
-    doc: Annotated[str, msgspec.Meta(min_length=1)]
+# Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
+# deeper than the limit, which the generic path reports; such files simply take the generic path.
+class _Candidate(msgspec.Struct, forbid_unknown_fields=True):
+    doc: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID)]
     pages: Annotated[list[_Page], msgspec.Meta(min_length=1, max_length=2)]
     modality: str | None = None
 
 
-class _Record(msgspec.Struct):
-    """One prediction, as the typed fast path decodes it (unknown keys are ignored, as in the generic path)."""
+class _Record(msgspec.Struct, forbid_unknown_fields=True):
+    """One prediction, as the typed fast path decodes it (a file with unknown keys takes the generic path)."""
 
-    id: str
+    id: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
     retrieved: list[_Candidate]
-    answer: str | None = None
+    answer: Annotated[str, msgspec.Meta(max_length=MAX_ANSWER)] | None = None
     question: str | None = None
 
 
@@ -227,6 +236,9 @@ class UnidocTrack(Track):
         return UnidocGold(source=str(path), sha256=hash_files(list(files.values())),
                           questions=questions, index={q.qid: i for i, q in enumerate(questions)})
 
+    def gold_units(self, gold: UnidocGold) -> int:
+        return len(gold.questions)
+
     def unit_of(self, record: dict) -> str | None:
         return record.get("id") if isinstance(record.get("id"), str) else None
 
@@ -246,11 +258,15 @@ class UnidocTrack(Track):
         rows: list[int] = []
         lists: list[tuple[str, str, list]] = []
         answers: dict[int, str | None] = {}
+        ids: list[str] = []
         index = gold.index
         for rec, where in prediction_records(env, problems):
             qid = rec.get("id")
             if type(qid) is not str:
                 problems.error(where, f"expected a string id like 'finance-0007', got {qid!r}"[:200], field="id")
+                continue
+            if problem := too_long(qid, MAX_ID):
+                problems.error(where, problem, field="id")
                 continue
             i = index.get(qid)
             if i is None:
@@ -266,6 +282,9 @@ class UnidocTrack(Track):
             if answer is not None and type(answer) is not str:
                 problems.error(where, f"expected a string, got {type(answer).__name__}", record=qid, field="answer")
                 answer = None
+            elif answer is not None and (problem := too_long(answer, MAX_ANSWER)):
+                problems.error(where, problem, record=qid, field="answer")
+                answer = None
             answers[i] = answer
             retrieved = rec.get("retrieved")
             if type(retrieved) is not list:
@@ -273,6 +292,7 @@ class UnidocTrack(Track):
                                f"expected a list, got {type(retrieved).__name__}", record=qid, field="retrieved")
                 continue
             rows.append(i)
+            ids.append(qid)
             lists.append((where, qid, retrieved))
         bulk = _bulk_candidates([r for _, _, r in lists])
         if bulk is None:  # something is malformed: the slow path says precisely what
@@ -287,12 +307,13 @@ class UnidocTrack(Track):
                 problems.warn(where, "repeated candidate among the first 10 (counts as a miss)", record=qid, field="retrieved")
                 seen: set = set()
                 repeats[j] = [c in seen or seen.add(c) for c in top]
-        return UnidocRun(rows, candidates, answers, columns, repeats)
+        return UnidocRun(rows, candidates, answers, columns, repeats, ids)
 
     record_type = _Record
 
     def fast_validate(self, records: list[_Record], system: dict, gold: UnidocGold, env: Envelope) -> UnidocRun | None:
-        rows = list(map(gold.index.get, map(_ID, records)))
+        ids = list(map(_ID, records))
+        rows = list(map(gold.index.get, ids))
         if None in rows or len(set(rows)) != len(rows):
             return None
         for r, i in zip(records, rows):
@@ -306,7 +327,12 @@ class UnidocTrack(Track):
         candidates, columns = cols
         if any(len(set(c[:K])) < len(c[:K]) for c in candidates):
             return None  # a repeat is worth a warning with its line: the generic path gives it
-        return UnidocRun(rows, candidates, dict(zip(rows, map(_ANSWER, records))), columns, {})
+        return UnidocRun(rows, candidates, dict(zip(rows, map(_ANSWER, records))), columns, {}, ids)
+
+    def fingerprint(self, run: UnidocRun) -> str:
+        # Per question: its id, answer and ranked candidates (list order is a value: it ranks).
+        records = sorted(zip(run.ids, map(run.answers.get, run.rows), run.candidates), key=_FIRST)
+        return fingerprint_of(self.name, canonical_json(records))
 
     def judge_items(self, parsed: UnidocRun, gold: UnidocGold) -> list:
         from ..judge import JudgeItem
@@ -380,6 +406,8 @@ def _candidate(c) -> tuple | str:
     doc, pages, modality = c.get("doc"), c.get("pages"), c.get("modality")
     if type(doc) is not str or not doc:
         return f"doc: expected a non-empty string, got {doc!r}"[:200]
+    if len(doc) > MAX_ID:
+        return f"doc: expected at most {MAX_ID} characters, got {len(doc):,}"
     if modality is not None and type(modality) is not str:
         return f"modality: expected a string, got {type(modality).__name__}"
     if type(pages) is not list or not 1 <= len(pages) <= 2 or any(type(p) is not int or p < 1 for p in pages):
@@ -420,7 +448,7 @@ def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | Non
         mods = list(map(dict.get, flat, repeat("modality")))
     except TypeError:
         return None
-    if flat and (set(map(type, docs)) != {str} or "" in docs or set(map(type, pages)) != {list}
+    if flat and (set(map(type, docs)) != {str} or "" in docs or max(map(len, docs)) > MAX_ID or set(map(type, pages)) != {list}
                  or not set(map(type, mods)) <= {str, _NONE}):
         return None
     if flat and set(map(type, chain.from_iterable(pages))) != {int}:

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, compress, repeat
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +18,23 @@ from ..metrics import BootstrapPlan
 from ..metrics.ranking import ideal_dcg, ndcg_at_k_many
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, finite_number, hash_files, prediction_records
+from .base import (
+    MAX_ID,
+    Axis,
+    Chart,
+    Gold,
+    Metric,
+    Scores,
+    SystemField,
+    Track,
+    UnitIndex,
+    canonical_json,
+    fingerprint_of,
+    finite_number,
+    hash_files,
+    prediction_records,
+    too_long,
+)
 
 K = 5
 MAX_RANKING = 100
@@ -77,16 +93,18 @@ def family_of(dataset: str) -> str:
     return next((f for f, members in FAMILIES.items() if dataset in members), "other")
 
 
-class _Entry(msgspec.Struct):
-    doc: str
+# Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
+# deeper than the limit, which the generic path reports; such files simply take the generic path.
+class _Entry(msgspec.Struct, forbid_unknown_fields=True):
+    doc: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
     score: float  # JSON integers are accepted; NaN / inf are not JSON numbers, 1e999 is out of range
 
 
-class _Record(msgspec.Struct):
+class _Record(msgspec.Struct, forbid_unknown_fields=True):
     """One ranking, as the typed fast path decodes it."""
 
-    dataset: str
-    query_id: str
+    dataset: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
+    query_id: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
     ranking: Annotated[list[_Entry], msgspec.Meta(min_length=1, max_length=MAX_RANKING)]
 
 
@@ -141,6 +159,9 @@ class VdrTrack(Track):
         return UnitIndex(ids=[f"{ds}/{q}" for ds, q in keys], clusters=[f"{ds}/{q}" for ds, q in keys],
                          strata=[ds for ds, _ in keys])
 
+    def gold_units(self, gold: VdrGold) -> int:
+        return sum(map(len, gold.qrels.values()))  # every query a record may name, judged or not
+
     def unit_of(self, record: dict) -> str | None:
         return f"{record.get('dataset')}/{record.get('query_id')}"
 
@@ -180,6 +201,12 @@ class VdrTrack(Track):
         seen: set[tuple[str, str]] = set()
         for rec, where in prediction_records(env, problems):
             ds, qid = rec.get("dataset"), rec.get("query_id")
+            if type(ds) is str and (problem := too_long(ds, MAX_ID)):
+                problems.error(where, problem, field="dataset")
+                continue
+            if type(qid) is str and (problem := too_long(qid, MAX_ID)):
+                problems.error(where, problem, field="query_id")
+                continue
             if type(ds) is not str or ds not in gold.qrels:
                 problems.error(where, f"unknown dataset {ds!r}"[:200], field="dataset")
                 continue
@@ -233,6 +260,18 @@ class VdrTrack(Track):
             pos += n
         return VdrRun(keys, docs, np.array(list(map(_SCORE, flat)), dtype=np.float64), lens, storage)
 
+    def fingerprint(self, run: VdrRun) -> str:
+        # Rankings sorted by (dataset, query); within one, entries in file order (a list is a value).
+        # The header's storage is not a prediction: it is left out. Whole-array passes: no per-entry Python.
+        order = sorted(range(len(run.keys)), key=run.keys.__getitem__)
+        lens = run.lens[order] if order else np.zeros(0, dtype=np.int64)
+        starts = (np.cumsum(run.lens) - run.lens)[order] if order else lens
+        entry = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+        docs = itemgetter(*entry.tolist())(run.docs) if len(entry) > 1 else [run.docs[i] for i in entry.tolist()]
+        scores = run.scores[entry] + 0.0  # + 0.0 folds -0.0 into 0.0
+        return fingerprint_of(self.name, canonical_json([run.keys[i] for i in order]), lens.astype("<i8").tobytes(),
+                              canonical_json(list(docs)), scores.astype("<f8").tobytes())
+
     def score(self, run: VdrRun, gold: VdrGold, verdicts: dict | None = None) -> Scores:
         # datasets with predictions and at least one query with a relevant document
         datasets = sorted({ds for ds, _ in run.keys if gold.judged[ds]})
@@ -281,7 +320,7 @@ def _bulk_rankings(keys: list, rankings: list[list]) -> VdrRun | None:
         scores = list(map(dict.get, flat, repeat("score")))
     except TypeError:
         return None
-    if set(map(type, docs)) != {str} or not set(map(type, scores)) <= {int, float}:
+    if set(map(type, docs)) != {str} or not set(map(type, scores)) <= {int, float} or max(map(len, docs)) > MAX_ID:
         return None
     values = np.array(scores, dtype=np.float64)
     if not np.isfinite(values).all():
@@ -301,6 +340,8 @@ def _ranking_problem(ranking: list) -> str | None:
     docs, scores = [e.get("doc") for e in ranking], [e.get("score") for e in ranking]
     if any(type(d) is not str for d in docs):
         return "doc: expected strings"
+    if any(len(d) > MAX_ID for d in docs):
+        return f"doc: expected at most {MAX_ID} characters"
     if any(type(s) not in (int, float) or not math.isfinite(s) for s in scores):
         return "score: expected finite numbers (no NaN / inf)"
     if len(set(docs)) != len(docs):
