@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,6 +152,9 @@ def _parse_jsonl(text: str) -> Envelope:
     return Envelope(obj.get("track"), obj.get("system"), records, locations, f"line {number}")
 
 
+_FIRST_VISIBLE = re.compile(r"\S")
+
+
 def with_system(data: bytes, name: str, updates: dict, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The same submission with `updates` merged into its header's system (the submit form's fields).
 
@@ -164,18 +168,20 @@ def with_system(data: bytes, name: str, updates: dict, max_bytes: int = DEFAULT_
         raise ValueError(str(exc.problem)) from None
     ext = submission_extension(name)
     if ext.startswith(".jsonl"):
-        lines = text.split("\n")
-        k = next((i for i, line in enumerate(lines) if line.strip()), None)
+        # Only the header line is decoded: a flood of millions of lines is never split into millions of strings.
+        first = _FIRST_VISIBLE.search(text)
+        start = text.rfind("\n", 0, first.start()) + 1 if first else 0
+        end = text.find("\n", start) if first else -1
+        end = len(text) if end < 0 else end
         try:
-            header = _loads(lines[k]) if k is not None else None
+            header = _loads(text[start:end]) if first else None
         except ValueError as exc:
-            raise ValueError(f"line {k + 1}: {_json_error(exc)}") from None
+            raise ValueError(f"line {text.count(chr(10), 0, start) + 1}: {_json_error(exc)}") from None
         if not isinstance(header, dict):
             raise ValueError("the first line must be the header {\"track\": ..., \"system\": {...}}")
         system = header.get("system") if isinstance(header.get("system"), dict) else {}
         header["system"] = {**system, **updates}
-        lines[k] = json.dumps(header, ensure_ascii=False)
-        out = "\n".join(lines).encode("utf-8")
+        out = (text[:start] + json.dumps(header, ensure_ascii=False) + text[end:]).encode("utf-8")
     else:
         try:
             doc = _loads(text)

@@ -1,0 +1,123 @@
+"""The submit path under abuse: size cap before reading, temp uploads removed, rejected uploads counted.
+
+Board-level tests use a local board; the upload tests go through the running app with gradio_client,
+as a browser's upload does.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from gradio.utils import get_upload_folder
+from gradio_client import Client, handle_file
+
+from leaderboard import demo
+from leaderboard.limits import InvalidLedger
+from leaderboard.service import Board
+from leaderboard.settings import Settings
+from leaderboard.store import StoreSettings
+from leaderboard.submission import DEFAULT_MAX_BYTES
+
+from appserver import running_app
+
+BAD = b'{"track": "unidoc", "system": {"name": "Broken"}}\n{"id": 3}\n'
+
+
+def local_board(tmp_path: Path, **store) -> Board:
+    return Board(Settings(data_dir=tmp_path, judge="none"), StoreSettings(data_dir=tmp_path, **store)).start(
+        background=False)
+
+
+def valid_unidoc(seed: int = 11) -> tuple[str, bytes]:
+    return demo.make_submissions("unidoc", demo.DEMO_DIR / "gold" / "unidoc", 1, seed=seed)[0]
+
+
+def uploads_named(name: str) -> list[Path]:
+    return list(Path(get_upload_folder()).rglob(name))
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    with running_app(tmp_path_factory.mktemp("board")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return Client(app.url, verbose=False)
+
+
+def test_the_upload_temp_file_is_removed_after_submit(client, tmp_path):
+    for body in (BAD, valid_unidoc()[1]):  # refused and accepted uploads alike
+        name = f"safety-{uuid.uuid4().hex}.jsonl"
+        path = tmp_path / name
+        path.write_bytes(body)
+        html = client.predict("unidoc", handle_file(str(path)), "", "", "", "", "cleaner", api_name="/submit")
+        assert "submit-invalid" in html or "submit-queued" in html
+        assert uploads_named(name) == [], "the uploaded copy is still in Gradio's upload folder"
+
+
+def test_an_upload_over_the_size_cap_is_refused_at_the_door(client, app, tmp_path):
+    assert app.blocks.max_file_size == DEFAULT_MAX_BYTES
+    big = tmp_path / f"big-{uuid.uuid4().hex}.jsonl"
+    with open(big, "wb") as fh:  # sparse: 1 byte past the cap costs no disk
+        fh.truncate(DEFAULT_MAX_BYTES + 1)
+    # Straight to the upload route, as a hostile client would (gradio_client refuses it before sending).
+    with open(big, "rb") as fh:
+        reply = httpx.post(f"{app.url}gradio_api/upload", files={"files": (big.name, fh)}, timeout=120)
+    assert reply.status_code == 413 and "134217728" in reply.text.replace(",", "")
+    assert uploads_named(big.name) == []
+
+
+def test_a_200_mb_upload_is_refused_without_reading_it_whole(tmp_path, monkeypatch):
+    board = local_board(tmp_path)
+    big = tmp_path / "huge.jsonl"
+    with open(big, "wb") as fh:
+        fh.truncate(200 * 1024 * 1024)
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"{self} read whole"))
+    tracemalloc.start()
+    try:
+        status = board.submit_upload(user="alice", track="unidoc", path=big, overrides={"name": "Huge"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert status.state == "invalid" and "over the size cap of 134,217,728 bytes" in status.errors[0]
+    assert peak < 160 * 1024 * 1024, f"{peak:,} bytes allocated for a refused 200 MB file"
+    assert board.invalid_ledger.used("unidoc", "alice") == 1  # an oversized upload is a rejected upload
+
+
+def test_rejected_uploads_count_and_the_allowance_refuses_before_validating(tmp_path, monkeypatch):
+    board = local_board(tmp_path, invalid_submissions_per_day=2)
+    for _ in range(2):
+        assert board.submit(user="mallory", track="unidoc", filename="bad.jsonl", data=BAD, metadata={}).state == "invalid"
+    # other users and other tracks have their own allowance
+    assert board.submit(user="alice", track="unidoc", filename="bad.jsonl", data=BAD, metadata={}).state == "invalid"
+    validated = []
+    monkeypatch.setattr(board, "_validate", lambda *a: validated.append(a) or pytest.fail("validated"))
+    name, data = valid_unidoc()
+    refused = board.submit(user="mallory", track="unidoc", filename=name, data=data, metadata={})
+    assert refused.state == "rate_limited" and not validated
+    assert "2 rejected upload(s) to the unidoc track today" in refused.message
+    assert "allowance: 2 rejected uploads per UTC day" in refused.message
+    assert board.invalid_ledger.used("unidoc", "alice") == 1
+
+    # the count is persisted: a restarted app refuses too
+    again = local_board(tmp_path, invalid_submissions_per_day=2)
+    assert again.submit(user="mallory", track="unidoc", filename=name, data=data, metadata={}).state == "rate_limited"
+    assert again.submit(user="mallory", track="vdr", filename="bad.jsonl", data=BAD, metadata={}).state == "invalid"
+
+
+def test_the_ledger_keeps_only_today_and_survives_a_broken_file(tmp_path):
+    from datetime import UTC, datetime
+
+    now = [datetime(2026, 1, 1, 23, 59, tzinfo=UTC)]
+    ledger = InvalidLedger(tmp_path / "ledger.json", 3, clock=lambda: now[0])
+    assert [ledger.add("vdr", "bob") for _ in range(3)] == [1, 2, 3] and ledger.exhausted("vdr", "bob")
+    now[0] = datetime(2026, 1, 2, 0, 0, tzinfo=UTC)
+    assert ledger.used("vdr", "bob") == 0 and not ledger.exhausted("vdr", "bob")
+    (tmp_path / "ledger.json").write_text('{"day": ')  # truncated: counting restarts, nothing raises
+    assert ledger.add("vdr", "bob") == 1
