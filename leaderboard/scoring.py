@@ -52,6 +52,8 @@ class Checked:
     records: int = 0
     parsed: Any = None
     gold: Any = None
+    # sha256 of the parsed predictions in canonical form (Track.fingerprint): equal for duplicates
+    fingerprint: str | None = None
 
     @property
     def track_obj(self) -> Track | None:
@@ -94,7 +96,7 @@ def _check(data: bytes, filename: str, gold_sources: dict[str, Any] | None, max_
         fast = fast_parse(raw, filename, gold_sources)
         if fast is not None:
             t, gold, system, parsed, _, count = fast
-            return Checked(True, t.name, system, [], [], count, parsed, gold)
+            return Checked(True, t.name, system, [], [], count, parsed, gold, t.fingerprint(parsed))
         env = parse_raw(raw, filename)
     except SubmissionError as exc:
         return Checked(False, None, {}, [str(exc.problem)], [])
@@ -106,8 +108,10 @@ def _check(data: bytes, filename: str, gold_sources: dict[str, Any] | None, max_
     gold = t.load_gold((gold_sources or {}).get(track))
     system = t.validate_system(env.system, env.header_where, problems)
     parsed = t.validate(env, gold, problems)
-    return Checked(problems.ok, track, system, problems.lines(), problems.lines("warnings"),
-                   len(env.records), parsed if problems.ok else None, gold)
+    if not problems.ok:
+        return Checked(False, track, system, problems.lines(), problems.lines("warnings"), len(env.records), None, gold)
+    return Checked(True, track, system, [], problems.lines("warnings"), len(env.records), parsed, gold,
+                   t.fingerprint(parsed))
 
 
 @dataclass
@@ -138,7 +142,7 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         scores = t.score(checked.parsed, checked.gold, verdicts)
     summary = {
         **base, "status": "scored", "gold_sha256": checked.gold.sha256,
-        "n": scores.n, "missing": scores.missing, "overall": scores.overall, "ci": scores.ci,
+        "fingerprint": checked.fingerprint, "n": scores.n, "missing": scores.missing, "overall": scores.overall, "ci": scores.ci,
         "breakdowns": scores.breakdowns, "extra": scores.extra,
     }
     if ledger is not None:

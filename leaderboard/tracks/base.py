@@ -7,6 +7,7 @@ else names a track's metrics or axes.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from abc import ABC, abstractmethod
@@ -18,6 +19,7 @@ import numpy as np
 
 from ..problems import Problems
 from ..submission import Envelope
+from ..text import normalize_text, text_problem
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 DEMO_GOLD = ASSETS / "demo" / "gold"
@@ -124,13 +126,56 @@ def prediction_records(env: Envelope, problems: Problems):
         yield rec, where
 
 
+FINGERPRINT_VERSION = "1"  # part of every fingerprint: a change of canonical form never matches old ones
+
+
+def fingerprint_of(track: str, *parts: bytes) -> str:
+    """sha256 hex over a track's canonical parts, each length-prefixed so no two splits collide."""
+    h = hashlib.sha256(f"{track}/{FINGERPRINT_VERSION}".encode())
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
+
+
+def canonical_json(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
 def finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+# Character limits of the header's text fields (spec "Limits"); a field not listed gets SHORT_TEXT.
+SHORT_TEXT = 120
+TEXT_LIMITS = {"name": 80, "description": 2_000, "judge_note": 2_000}
+MAX_LINK = 500
+
+
+def checked_text(value: str, key: str, where: str, problems: Problems) -> str:
+    """`value` normalised (NFKC, whitespace collapsed), with its length and characters checked."""
+    text = normalize_text(value)
+    fname = f"system.{key}"
+    limit = TEXT_LIMITS.get(key, SHORT_TEXT)
+    if key == "name" and not text:
+        problems.error(where, "expected a name of 1 to 80 characters, got only blanks", field=fname)
+    if len(text) > limit:
+        problems.error(where, f"expected at most {limit:,} characters, got {len(text):,}", field=fname)
+    problem = text_problem(text)
+    if problem:
+        problems.error(where, problem, field=fname)
+    return text
+
+
 def check_link(value, where: str, problems: Problems, field_name: str) -> None:
-    if not isinstance(value, str) or not re.match(r"^https?://[^\s]+$", value, re.IGNORECASE):
+    if not isinstance(value, str):
+        problems.error(where, f"expected an http:// or https:// URL, got {type(value).__name__}", field=field_name)
+    elif len(value) > MAX_LINK:
+        problems.error(where, f"expected at most {MAX_LINK} characters, got {len(value):,}", field=field_name)
+    elif not re.match(r"^https?://[^\s]+$", value, re.IGNORECASE):
         problems.error(where, f"expected an http:// or https:// URL, got {value!r}"[:200], field=field_name)
+    elif problem := text_problem(value):
+        problems.error(where, problem, field=field_name)
 
 
 class Track(ABC):
@@ -179,9 +224,15 @@ class Track(ABC):
 
     # ---- submissions --------------------------------------------------------------
     def validate_system(self, system, where: str, problems: Problems) -> dict:
+        """The header's system with its text fields normalised; every problem recorded.
+
+        Returns a new dict (keys the track does not declare are kept as given):
+        what the board shows and the duplicate-name check compares.
+        """
         if not isinstance(system, dict):
             problems.error(where, f"expected an object with the system's metadata, got {type(system).__name__}", field="system")
             return {}
+        out = dict(system)
         for f in self.system_fields:
             value = system.get(f.key)
             fname = f"system.{f.key}"
@@ -191,17 +242,17 @@ class Track(ABC):
                 continue
             if f.kind == "int":
                 if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                    problems.error(where, f"expected a positive integer, got {value!r}", field=fname)
+                    problems.error(where, f"expected a positive integer, got {value!r}"[:200], field=fname)
             elif not isinstance(value, str):
                 problems.error(where, f"expected a string, got {type(value).__name__}", field=fname)
             elif f.kind == "url":
                 check_link(value, where, problems, fname)
-            elif f.choices and value not in f.choices:
-                problems.error(where, f"expected one of {', '.join(f.choices)}, got {value!r}", field=fname)
-        name = system.get("name")
-        if isinstance(name, str) and not 1 <= len(name.strip()) <= 80:
-            problems.error(where, f"expected 1 to 80 characters, got {len(name.strip())}", field="system.name")
-        return system
+            elif f.choices:
+                if value not in f.choices:
+                    problems.error(where, f"expected one of {', '.join(f.choices)}, got {value!r}"[:200], field=fname)
+            else:
+                out[f.key] = checked_text(value, f.key, where, problems)
+        return out
 
     @abstractmethod
     def validate(self, env: Envelope, gold: Gold, problems: Problems) -> Any:
@@ -210,6 +261,15 @@ class Track(ABC):
     def fast_validate(self, records: list, system: dict, gold: Gold, env: Envelope) -> Any:
         """Parsed predictions from typed records when every check passes, else None (the generic path explains)."""
         return None
+
+    @abstractmethod
+    def fingerprint(self, parsed: Any) -> str:
+        """sha256 hex of the parsed predictions in a canonical, record-order-independent form.
+
+        Two files with equal parsed predictions (whatever their compression,
+        whitespace, key order, line order, header or path) get the same
+        fingerprint: the spec's duplicate rule.
+        """
 
     @abstractmethod
     def score(self, parsed: Any, gold: Gold, verdicts: dict | None = None) -> Scores: ...

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import permutations
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,20 @@ from ..metrics import BootstrapPlan, multi_part_recall, selection_entropy
 from ..metrics.ngram import split_parts
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, hash_files, prediction_records
+from .base import (
+    Axis,
+    Chart,
+    Gold,
+    Metric,
+    Scores,
+    SystemField,
+    Track,
+    UnitIndex,
+    canonical_json,
+    fingerprint_of,
+    hash_files,
+    prediction_records,
+)
 
 LANGS = ("en", "fr", "es", "pt", "zh", "ja", "ko", "ar")
 PAIRS = tuple(f"{q}-{d}" for q, d in permutations(LANGS, 2))
@@ -25,6 +39,7 @@ TASK_KEYS = {
     "crosslingual": ("crosslingual_strict", "crosslingual_loose"),
     "selection": ("selection_entropy",),
 }
+_FIRST = itemgetter(0)
 KEY_TASK = {k: t for t, keys in TASK_KEYS.items() for k in keys}
 
 
@@ -176,6 +191,11 @@ class FuturepediaTrack(Track):
                 continue
             parsed[task][unit] = payload
         return {t: units for t, units in parsed.items() if units}
+
+    def fingerprint(self, parsed: dict) -> str:
+        # Per task, its units sorted (unit keys are unique, so the sort never compares payloads).
+        canonical = [[task, sorted(units.items(), key=_FIRST)] for task, units in sorted(parsed.items())]
+        return fingerprint_of(self.name, canonical_json(canonical))
 
     def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
         recs = {r.id: r for r in gold.records}

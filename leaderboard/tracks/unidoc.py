@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, repeat
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Annotated
 
@@ -26,7 +26,9 @@ from .base import (
     SystemField,
     Track,
     UnitIndex,
+    canonical_json,
     category_codes,
+    fingerprint_of,
     hash_files,
     means_by,
     prediction_records,
@@ -55,6 +57,7 @@ ANSWER_TYPE_NAME = {
 }
 K = 10
 MAX_PAGE = 1_000_000  # beyond any real document; keeps page numbers inside int64 arithmetic
+_FIRST = itemgetter(0)
 _ID, _RETRIEVED, _ANSWER = attrgetter("id"), attrgetter("retrieved"), attrgetter("answer")
 _DOC, _PAGES, _MODALITY = attrgetter("doc"), attrgetter("pages"), attrgetter("modality")
 _TEXT_SOURCE = re.compile(r"(?:^|/)([^/]+)_id_\d+_pg(\d+)(?:_pg(\d+))?\.txt$")
@@ -110,6 +113,7 @@ class UnidocRun:
     answers: dict[int, str | None]
     columns: tuple | None = None  # (docs, starts, ends, list lengths) of all candidates, for scoring
     repeats: dict[int, list[bool]] | None = None  # per list with a repeat among its first K: which are repeats
+    ids: list[str] | None = None  # question id of each answered question, aligned with rows
 
 
 def flatten_answer(value) -> str:
@@ -246,6 +250,7 @@ class UnidocTrack(Track):
         rows: list[int] = []
         lists: list[tuple[str, str, list]] = []
         answers: dict[int, str | None] = {}
+        ids: list[str] = []
         index = gold.index
         for rec, where in prediction_records(env, problems):
             qid = rec.get("id")
@@ -273,6 +278,7 @@ class UnidocTrack(Track):
                                f"expected a list, got {type(retrieved).__name__}", record=qid, field="retrieved")
                 continue
             rows.append(i)
+            ids.append(qid)
             lists.append((where, qid, retrieved))
         bulk = _bulk_candidates([r for _, _, r in lists])
         if bulk is None:  # something is malformed: the slow path says precisely what
@@ -287,12 +293,13 @@ class UnidocTrack(Track):
                 problems.warn(where, "repeated candidate among the first 10 (counts as a miss)", record=qid, field="retrieved")
                 seen: set = set()
                 repeats[j] = [c in seen or seen.add(c) for c in top]
-        return UnidocRun(rows, candidates, answers, columns, repeats)
+        return UnidocRun(rows, candidates, answers, columns, repeats, ids)
 
     record_type = _Record
 
     def fast_validate(self, records: list[_Record], system: dict, gold: UnidocGold, env: Envelope) -> UnidocRun | None:
-        rows = list(map(gold.index.get, map(_ID, records)))
+        ids = list(map(_ID, records))
+        rows = list(map(gold.index.get, ids))
         if None in rows or len(set(rows)) != len(rows):
             return None
         for r, i in zip(records, rows):
@@ -306,7 +313,12 @@ class UnidocTrack(Track):
         candidates, columns = cols
         if any(len(set(c[:K])) < len(c[:K]) for c in candidates):
             return None  # a repeat is worth a warning with its line: the generic path gives it
-        return UnidocRun(rows, candidates, dict(zip(rows, map(_ANSWER, records))), columns, {})
+        return UnidocRun(rows, candidates, dict(zip(rows, map(_ANSWER, records))), columns, {}, ids)
+
+    def fingerprint(self, run: UnidocRun) -> str:
+        # Per question: its id, answer and ranked candidates (list order is a value: it ranks).
+        records = sorted(zip(run.ids, map(run.answers.get, run.rows), run.candidates), key=_FIRST)
+        return fingerprint_of(self.name, canonical_json(records))
 
     def judge_items(self, parsed: UnidocRun, gold: UnidocGold) -> list:
         from ..judge import JudgeItem

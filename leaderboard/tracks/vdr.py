@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, compress, repeat
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +18,21 @@ from ..metrics import BootstrapPlan
 from ..metrics.ranking import ideal_dcg, ndcg_at_k_many
 from ..problems import Problems
 from ..submission import Envelope
-from .base import Axis, Chart, Gold, Metric, Scores, SystemField, Track, UnitIndex, finite_number, hash_files, prediction_records
+from .base import (
+    Axis,
+    Chart,
+    Gold,
+    Metric,
+    Scores,
+    SystemField,
+    Track,
+    UnitIndex,
+    canonical_json,
+    fingerprint_of,
+    finite_number,
+    hash_files,
+    prediction_records,
+)
 
 K = 5
 MAX_RANKING = 100
@@ -232,6 +246,18 @@ class VdrTrack(Track):
                 return None
             pos += n
         return VdrRun(keys, docs, np.array(list(map(_SCORE, flat)), dtype=np.float64), lens, storage)
+
+    def fingerprint(self, run: VdrRun) -> str:
+        # Rankings sorted by (dataset, query); within one, entries in file order (a list is a value).
+        # The header's storage is not a prediction: it is left out. Whole-array passes: no per-entry Python.
+        order = sorted(range(len(run.keys)), key=run.keys.__getitem__)
+        lens = run.lens[order] if order else np.zeros(0, dtype=np.int64)
+        starts = (np.cumsum(run.lens) - run.lens)[order] if order else lens
+        entry = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+        docs = itemgetter(*entry.tolist())(run.docs) if len(entry) > 1 else [run.docs[i] for i in entry.tolist()]
+        scores = run.scores[entry] + 0.0  # + 0.0 folds -0.0 into 0.0
+        return fingerprint_of(self.name, canonical_json([run.keys[i] for i in order]), lens.astype("<i8").tobytes(),
+                              canonical_json(list(docs)), scores.astype("<f8").tobytes())
 
     def score(self, run: VdrRun, gold: VdrGold, verdicts: dict | None = None) -> Scores:
         # datasets with predictions and at least one query with a relevant document
