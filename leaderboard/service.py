@@ -12,7 +12,6 @@ import logging
 import queue
 import re
 import threading
-import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from .scoring import Rescorer, check
 from .settings import Settings
 from .store import Refresher, StoreError, StoreSettings, SubmitStatus, open_store, submit_checked
 from .submission import parse_envelope, read_file, with_system
+from .text import normalize_text
 from .tracks import TRACKS
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class Board:
                     changed = True
                 continue
             entry = Entry(id=f.sha256[:12], path=f.path, summary={}, user=f.user, flag=flag,
-                          submitted_at=_submitted(f), metadata=f.metadata, status="pending")
+                          submitted_at=_submitted(f), metadata=f.metadata, status="pending", sha256=f.sha256)
             with self._lock:
                 self._entries[f.path] = entry
             self._score(entry, f.local_path, f.sha256)
@@ -127,13 +127,22 @@ class Board:
                 del self._entries[path]
                 changed = True
         if changed:
+            self._mark_duplicates()
             self._bump()
             self._push_results()
+
+    def _mark_duplicates(self) -> None:
+        with self._lock:
+            board.mark_duplicates(list(self._entries.values()), self._track_of)
+
+    @staticmethod
+    def _track_of(e: Entry) -> str | None:
+        return e.summary.get("track") or e.metadata.get("track") or (e.path.split("/")[1:2] or [None])[0]
 
     def _score(self, entry: Entry, local_path: Path, sha256: str) -> None:
         judged = self.rescorer.cached(sha256, self.judge) if self.judge is not None else None
         scored = judged or self.rescorer.cached(sha256) or self.rescorer.score_file(local_path)
-        entry.summary, entry.key = scored.summary, scored.key
+        entry.summary, entry.key = _with_fingerprint(scored.summary, local_path, self.settings.gold), scored.key
         entry.status = scored.summary.get("status", "invalid")
         if self.judge is not None and judged is None and entry.status == "scored" and _judgeable(entry):
             entry.judging = True
@@ -158,7 +167,8 @@ class Board:
             try:
                 scored = self.rescorer.score_file(file.local_path, judge=self.judge, progress=report)
                 if scored.summary.get("status") == "scored":
-                    entry.summary, entry.key = scored.summary, scored.key
+                    entry.summary = _with_fingerprint(scored.summary, file.local_path, self.settings.gold)
+                    entry.key = scored.key
             except Exception:  # the judge failing must leave the retrieval metrics standing
                 log.exception("judging %s failed", path)
             entry.judging = False
@@ -286,8 +296,18 @@ class Board:
             return check(data, name, self.settings.gold)
 
     def _admit(self, report, user: str) -> SubmitStatus | None:
-        """Refuse a valid file whose system name belongs to another submitter on the track."""
-        return self._name_taken(report.track, user, (report.system or {}).get("name"))
+        """Refuse a valid file that repeats predictions on the board, or whose name is another submitter's."""
+        return (self._duplicate(report.track, report.fingerprint)
+                or self._name_taken(report.track, user, (report.system or {}).get("name")))
+
+    def _duplicate(self, track: str, fingerprint: str | None) -> SubmitStatus | None:
+        same = [e for e in self.entries(track) if fingerprint and e.summary.get("fingerprint") == fingerprint]
+        if not same:
+            return None
+        earliest = min(same, key=board.arrival)
+        return SubmitStatus("duplicate", f"These predictions were already submitted to the {track} track as submission "
+                            f"{earliest.id} ({earliest.name}); the same predictions are ranked once, so nothing was "
+                            "uploaded.", existing=earliest.id)
 
     def _name_taken(self, track: str, user: str, name) -> SubmitStatus | None:
         wanted = _name_key(name)
@@ -320,9 +340,19 @@ def _judgeable(entry: Entry) -> bool:
 
 def _name_key(name) -> str:
     """A system name as compared for uniqueness: normalised (NFKC, whitespace collapsed) and case-folded."""
-    if not isinstance(name, str):
-        return ""
-    return " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
+    return normalize_text(name).casefold() if isinstance(name, str) else ""
+
+
+def _with_fingerprint(summary: dict, local_path: Path, gold: dict) -> dict:
+    """A scored summary with its predictions' fingerprint; results cached before fingerprints existed get it
+    from one parse of the file (in memory only), so duplicates are found on a board started from an old cache."""
+    if summary.get("status") != "scored" or summary.get("fingerprint"):
+        return summary
+    try:
+        checked = check(read_file(local_path), Path(local_path).name, gold)
+    except (OSError, SubmissionError):
+        return summary
+    return {**summary, "fingerprint": checked.fingerprint} if checked.ok else summary
 
 
 def _submitted(f) -> str | None:

@@ -388,7 +388,8 @@ def _all_systems(board: Board) -> list[tuple[str, str]]:
     out = []
     for name, t in TRACKS.items():
         for e in board.entries(name):
-            out.append((f"{t.title} · {e.name[:60]} · {e.id[:7]} ({e.status})", e.id))
+            status = f"duplicate of {e.duplicate_of[:7]}" if e.duplicate_of else e.status
+            out.append((f"{t.title} · {e.name[:60]} · {e.id[:7]} ({status})", e.id))
     return out
 
 
