@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from .problems import Problems
-from .submission import Envelope, loads_strict, submission_extension
+from .submission import HEADER_VALUES, MAX_DEPTH, Envelope, loads_strict, rough_values, structure_depth, submission_extension
 from .tracks import TRACKS, Track
 
 
@@ -33,19 +33,33 @@ _TRACK_ONLY = msgspec.json.Decoder(_TrackOnly)
 def _decoders(track: Track) -> tuple[msgspec.json.Decoder, msgspec.json.Decoder]:
     """(one-record decoder for JSONL, whole-envelope decoder for JSON) of a track."""
     rec = track.record_type
-    envelope = msgspec.defstruct("Envelope", [("track", str), ("predictions", list[rec]), ("system", Any, None)])
+    envelope = msgspec.defstruct("Envelope", [("track", str), ("predictions", list[rec]), ("system", Any, None)],
+                                 forbid_unknown_fields=True)
     return msgspec.json.Decoder(rec), msgspec.json.Decoder(envelope)
 
 
 def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> tuple[Track, Any, dict, Any, Problems, int] | None:
-    """(track, gold, system, parsed, problems, record count) for a clean file, else None."""
+    """(track, gold, system, parsed, problems, record count) for a clean file, else None.
+
+    Within the track's limits by construction: a file that might pass them
+    (more lines than records allowed, more values than allowed, a header
+    nested too deep) is left to the generic path, which measures it exactly
+    before decoding. The typed records refuse unknown keys, so nothing is
+    skipped unseen and their nesting is fixed by the types.
+    """
     ext = submission_extension(name) or ""
     try:
         if ext.startswith(".jsonl"):
             head, _, body = raw.lstrip(b"\xef\xbb\xbf").lstrip().partition(b"\n")
+            if rough_values(head) > HEADER_VALUES:
+                return None
             header = loads_strict(head.decode("utf-8"))  # the same rules as the generic path (no NaN)
             track = TRACKS.get(header.get("track")) if isinstance(header, dict) else None
             if track is None or track.record_type is None:
+                return None
+            gold = track.load_gold((gold_sources or {}).get(track.name))
+            limits = track.limits(gold)
+            if body.count(b"\n") >= limits.records or rough_values(raw) > limits.values:
                 return None
             records = _decoders(track)[0].decode_lines(body)
             # JSONL is one record per line; decode_lines would also take a record spread over lines
@@ -56,13 +70,16 @@ def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> tuple[Track,
             track = TRACKS.get(_TRACK_ONLY.decode(raw).track)  # skims the rest without building it
             if track is None or track.record_type is None:
                 return None
+            gold = track.load_gold((gold_sources or {}).get(track.name))
+            limits = track.limits(gold)
+            if rough_values(raw) > limits.values:
+                return None
             doc = _decoders(track)[1].decode(raw)
             records, system = doc.predictions, doc.system
-    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, UnicodeDecodeError, AttributeError):
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
         return None
-    if not records:
-        return None
-    gold = track.load_gold((gold_sources or {}).get(track.name))
+    if not records or len(records) > limits.records or structure_depth(system, MAX_DEPTH - 1) > MAX_DEPTH - 1:
+        return None  # the header's system sits one level inside the envelope
     problems = Problems()
     system = track.validate_system(system, "header", problems)
     env = Envelope(track.name, system, [], [], "header")

@@ -37,6 +37,11 @@ class Problems:
         if len(self.errors) < MAX_REPORTED:
             self.errors.append(Problem(where, message, None if record is None else str(record), field))
 
+    def add(self, problem: Problem) -> None:
+        self.error_count += 1
+        if len(self.errors) < MAX_REPORTED:
+            self.errors.append(problem)
+
     def warn(self, where: str, message: str, record=None, field=None) -> None:
         self.warning_count += 1
         if len(self.warnings) < MAX_REPORTED:
@@ -50,7 +55,7 @@ class Problems:
         items, count = (self.errors, self.error_count) if which == "errors" else (self.warnings, self.warning_count)
         out = [str(p) for p in items]
         if count > len(items):
-            out.append(f"... and {count - len(items)} more {which} not listed")
+            out.append(f"... and {count - len(items):,} more")
         return out
 
 

@@ -25,12 +25,12 @@ import numpy as np
 
 from .fastpath import fast_parse
 from .problems import Problem, Problems, SubmissionError
-from .submission import DEFAULT_MAX_BYTES, parse_raw, read_bytes, read_file
+from .submission import DEFAULT_MAX_BYTES, FALLBACK_LIMITS, Limits, parse_raw, read_bytes, read_file
 from .tracks import TRACKS, Track
 
 # Bump whenever a metric definition, a validation rule or the result layout
 # changes: every cached result is then recomputed.
-METRIC_VERSION = "1"
+METRIC_VERSION = "2"
 NO_JUDGE = "none"
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,8 @@ class Checked:
     gold: Any = None
     # sha256 of the parsed predictions in canonical form (Track.fingerprint): equal for duplicates
     fingerprint: str | None = None
+    # every problem found; `errors` lists the first MAX_REPORTED and a "... and N more" line
+    error_count: int = 0
 
     @property
     def track_obj(self) -> Track | None:
@@ -88,28 +90,37 @@ def _check(data: bytes, filename: str, gold_sources: dict[str, Any] | None, max_
     """Validate a submission's bytes against its track's gold; never raises for bad input.
 
     A clean file goes through the typed fast path (fastpath.py); any other is
-    read by the generic path, which reports every problem precisely.
+    read by the generic path, which reports every problem precisely. Both read
+    within the limits of the header's track (submission.Limits), so no file
+    decodes into more objects than its track's gold justifies.
     """
     problems = Problems()
+
+    def limits_of(track) -> Limits:
+        t = TRACKS.get(track) if isinstance(track, str) else None
+        return t.limits(t.load_gold((gold_sources or {}).get(t.name))) if t else FALLBACK_LIMITS
+
     try:
         raw = read_bytes(data, filename, max_bytes)
         fast = fast_parse(raw, filename, gold_sources)
         if fast is not None:
             t, gold, system, parsed, _, count = fast
             return Checked(True, t.name, system, [], [], count, parsed, gold, t.fingerprint(parsed))
-        env = parse_raw(raw, filename)
+        env = parse_raw(raw, filename, limits_of, problems)
     except SubmissionError as exc:
-        return Checked(False, None, {}, [str(exc.problem)], [])
+        problems.add(exc.problem)
+        return Checked(False, None, {}, problems.lines(), [], error_count=problems.error_count)
     track = env.track
     if not isinstance(track, str) or track not in TRACKS:
         problems.error(env.header_where, f"unknown track {track!r}: expected one of {', '.join(TRACKS)}"[:300], field="track")
-        return Checked(False, None, env.system if isinstance(env.system, dict) else {}, problems.lines(), [])
+        return Checked(False, None, {}, problems.lines(), [], error_count=problems.error_count)
     t = TRACKS[track]
     gold = t.load_gold((gold_sources or {}).get(track))
     system = t.validate_system(env.system, env.header_where, problems)
     parsed = t.validate(env, gold, problems)
     if not problems.ok:
-        return Checked(False, track, system, problems.lines(), problems.lines("warnings"), len(env.records), None, gold)
+        return Checked(False, track, system, problems.lines(), problems.lines("warnings"), len(env.records), None, gold,
+                       error_count=problems.error_count)
     return Checked(True, track, system, [], problems.lines("warnings"), len(env.records), parsed, gold,
                    t.fingerprint(parsed))
 
@@ -125,7 +136,8 @@ class Result:
 def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable | None = None) -> Result:
     base = {
         "sha256": sha256, "track": checked.track, "system": _plain_system(checked.system),
-        "errors": checked.errors, "warnings": checked.warnings, "records": checked.records,
+        "errors": checked.errors, "error_count": checked.error_count, "warnings": checked.warnings,
+        "records": checked.records,
         "metric_version": METRIC_VERSION, "scored_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "judge": NO_JUDGE,
     }
@@ -142,7 +154,8 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         scores = t.score(checked.parsed, checked.gold, verdicts)
     summary = {
         **base, "status": "scored", "gold_sha256": checked.gold.sha256,
-        "fingerprint": checked.fingerprint, "n": scores.n, "missing": scores.missing, "overall": scores.overall, "ci": scores.ci,
+        "fingerprint": checked.fingerprint, "n": scores.n, "missing": scores.missing,
+        "overall": scores.overall, "ci": scores.ci,
         "breakdowns": scores.breakdowns, "extra": scores.extra,
     }
     if ledger is not None:
@@ -297,4 +310,4 @@ class Rescorer:
 
     @staticmethod
     def _invalid(sha: str, errors: list[str]) -> dict:
-        return score_checked(Checked(False, None, {}, errors, []), sha).summary
+        return score_checked(Checked(False, None, {}, errors, [], error_count=len(errors)), sha).summary

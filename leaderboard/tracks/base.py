@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..problems import Problems
-from ..submission import Envelope
+from ..submission import Envelope, Limits
 from ..text import normalize_text, text_problem
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -150,6 +150,13 @@ def finite_number(value) -> bool:
 SHORT_TEXT = 120
 TEXT_LIMITS = {"name": 80, "description": 2_000, "judge_note": 2_000}
 MAX_LINK = 500
+MAX_ID = 200  # ids: unidoc `id`, vdr `dataset`, `query_id`, `doc`; unidoc candidate `doc`
+MAX_ANSWER = 32_768  # unidoc `answer`, futurepedia `prediction`
+
+
+def too_long(value: str, limit: int) -> str | None:
+    """The problem with a string over `limit` characters, or None."""
+    return f"expected at most {limit:,} characters, got {len(value):,}" if len(value) > limit else None
 
 
 def checked_text(value: str, key: str, where: str, problems: Problems) -> str:
@@ -253,6 +260,13 @@ class Track(ABC):
             else:
                 out[f.key] = checked_text(value, f.key, where, problems)
         return out
+
+    @abstractmethod
+    def gold_units(self, gold: Gold) -> int:
+        """How many units a submission can answer: the record limit is twice this plus 100."""
+
+    def limits(self, gold: Gold) -> Limits:
+        return Limits.for_gold_units(self.gold_units(gold))
 
     @abstractmethod
     def validate(self, env: Envelope, gold: Gold, problems: Problems) -> Any:

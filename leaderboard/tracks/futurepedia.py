@@ -16,6 +16,7 @@ from ..metrics.ngram import split_parts
 from ..problems import Problems
 from ..submission import Envelope
 from .base import (
+    MAX_ANSWER,
     Axis,
     Chart,
     Gold,
@@ -28,6 +29,7 @@ from .base import (
     fingerprint_of,
     hash_files,
     prediction_records,
+    too_long,
 )
 
 LANGS = ("en", "fr", "es", "pt", "zh", "ja", "ko", "ar")
@@ -128,6 +130,9 @@ class FuturepediaTrack(Track):
         return UnitIndex(ids=[f"{task}/{u[0]}/" + "-".join(u[1:]) for u in keys],
                          clusters=[u[0] for u in keys], strata=[""] * len(keys))
 
+    def gold_units(self, gold: FuturepediaGold) -> int:
+        return sum(map(len, gold.unit_keys.values()))
+
     def unit_of(self, record: dict) -> str | None:
         task, rid, q = record.get("task"), record.get("id"), record.get("query_lang")
         if task == "crosslingual":
@@ -165,6 +170,9 @@ class FuturepediaTrack(Track):
             pred = rec.get("prediction")
             if type(pred) is not str:
                 problems.error(where, f"expected a string, got {type(pred).__name__}", record=rid, field="prediction")
+                continue
+            if problem := too_long(pred, MAX_ANSWER):
+                problems.error(where, problem, record=rid, field="prediction")
                 continue
             if task == "selection":
                 docs = rec.get("doc_langs")

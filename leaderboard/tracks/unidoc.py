@@ -18,6 +18,8 @@ from ..metrics import BootstrapPlan, page_overlap_batch
 from ..problems import Problems
 from ..submission import Envelope
 from .base import (
+    MAX_ANSWER,
+    MAX_ID,
     Axis,
     Chart,
     Gold,
@@ -32,6 +34,7 @@ from .base import (
     hash_files,
     means_by,
     prediction_records,
+    too_long,
 )
 
 DOMAINS = ("commerce_manufacturing", "construction", "crm", "education", "energy", "finance", "healthcare", "legal")
@@ -157,18 +160,20 @@ def _source(item: dict) -> str:
 _Page = Annotated[int, msgspec.Meta(ge=1)]
 
 
-class _Candidate(msgspec.Struct):
-    doc: Annotated[str, msgspec.Meta(min_length=1)]
+# Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
+# deeper than the limit, which the generic path reports; such files simply take the generic path.
+class _Candidate(msgspec.Struct, forbid_unknown_fields=True):
+    doc: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID)]
     pages: Annotated[list[_Page], msgspec.Meta(min_length=1, max_length=2)]
     modality: str | None = None
 
 
-class _Record(msgspec.Struct):
-    """One prediction, as the typed fast path decodes it (unknown keys are ignored, as in the generic path)."""
+class _Record(msgspec.Struct, forbid_unknown_fields=True):
+    """One prediction, as the typed fast path decodes it (a file with unknown keys takes the generic path)."""
 
-    id: str
+    id: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
     retrieved: list[_Candidate]
-    answer: str | None = None
+    answer: Annotated[str, msgspec.Meta(max_length=MAX_ANSWER)] | None = None
     question: str | None = None
 
 
@@ -231,6 +236,9 @@ class UnidocTrack(Track):
         return UnidocGold(source=str(path), sha256=hash_files(list(files.values())),
                           questions=questions, index={q.qid: i for i, q in enumerate(questions)})
 
+    def gold_units(self, gold: UnidocGold) -> int:
+        return len(gold.questions)
+
     def unit_of(self, record: dict) -> str | None:
         return record.get("id") if isinstance(record.get("id"), str) else None
 
@@ -257,6 +265,9 @@ class UnidocTrack(Track):
             if type(qid) is not str:
                 problems.error(where, f"expected a string id like 'finance-0007', got {qid!r}"[:200], field="id")
                 continue
+            if problem := too_long(qid, MAX_ID):
+                problems.error(where, problem, field="id")
+                continue
             i = index.get(qid)
             if i is None:
                 problems.error(where, "unknown question id", record=qid, field="id")
@@ -270,6 +281,9 @@ class UnidocTrack(Track):
             answer = rec.get("answer")
             if answer is not None and type(answer) is not str:
                 problems.error(where, f"expected a string, got {type(answer).__name__}", record=qid, field="answer")
+                answer = None
+            elif answer is not None and (problem := too_long(answer, MAX_ANSWER)):
+                problems.error(where, problem, record=qid, field="answer")
                 answer = None
             answers[i] = answer
             retrieved = rec.get("retrieved")
@@ -392,6 +406,8 @@ def _candidate(c) -> tuple | str:
     doc, pages, modality = c.get("doc"), c.get("pages"), c.get("modality")
     if type(doc) is not str or not doc:
         return f"doc: expected a non-empty string, got {doc!r}"[:200]
+    if len(doc) > MAX_ID:
+        return f"doc: expected at most {MAX_ID} characters, got {len(doc):,}"
     if modality is not None and type(modality) is not str:
         return f"modality: expected a string, got {type(modality).__name__}"
     if type(pages) is not list or not 1 <= len(pages) <= 2 or any(type(p) is not int or p < 1 for p in pages):
@@ -432,7 +448,7 @@ def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | Non
         mods = list(map(dict.get, flat, repeat("modality")))
     except TypeError:
         return None
-    if flat and (set(map(type, docs)) != {str} or "" in docs or set(map(type, pages)) != {list}
+    if flat and (set(map(type, docs)) != {str} or "" in docs or max(map(len, docs)) > MAX_ID or set(map(type, pages)) != {list}
                  or not set(map(type, mods)) <= {str, _NONE}):
         return None
     if flat and set(map(type, chain.from_iterable(pages))) != {int}:

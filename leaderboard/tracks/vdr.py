@@ -19,6 +19,7 @@ from ..metrics.ranking import ideal_dcg, ndcg_at_k_many
 from ..problems import Problems
 from ..submission import Envelope
 from .base import (
+    MAX_ID,
     Axis,
     Chart,
     Gold,
@@ -32,6 +33,7 @@ from .base import (
     finite_number,
     hash_files,
     prediction_records,
+    too_long,
 )
 
 K = 5
@@ -91,16 +93,18 @@ def family_of(dataset: str) -> str:
     return next((f for f, members in FAMILIES.items() if dataset in members), "other")
 
 
-class _Entry(msgspec.Struct):
-    doc: str
+# Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
+# deeper than the limit, which the generic path reports; such files simply take the generic path.
+class _Entry(msgspec.Struct, forbid_unknown_fields=True):
+    doc: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
     score: float  # JSON integers are accepted; NaN / inf are not JSON numbers, 1e999 is out of range
 
 
-class _Record(msgspec.Struct):
+class _Record(msgspec.Struct, forbid_unknown_fields=True):
     """One ranking, as the typed fast path decodes it."""
 
-    dataset: str
-    query_id: str
+    dataset: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
+    query_id: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
     ranking: Annotated[list[_Entry], msgspec.Meta(min_length=1, max_length=MAX_RANKING)]
 
 
@@ -155,6 +159,9 @@ class VdrTrack(Track):
         return UnitIndex(ids=[f"{ds}/{q}" for ds, q in keys], clusters=[f"{ds}/{q}" for ds, q in keys],
                          strata=[ds for ds, _ in keys])
 
+    def gold_units(self, gold: VdrGold) -> int:
+        return sum(map(len, gold.qrels.values()))  # every query a record may name, judged or not
+
     def unit_of(self, record: dict) -> str | None:
         return f"{record.get('dataset')}/{record.get('query_id')}"
 
@@ -194,6 +201,12 @@ class VdrTrack(Track):
         seen: set[tuple[str, str]] = set()
         for rec, where in prediction_records(env, problems):
             ds, qid = rec.get("dataset"), rec.get("query_id")
+            if type(ds) is str and (problem := too_long(ds, MAX_ID)):
+                problems.error(where, problem, field="dataset")
+                continue
+            if type(qid) is str and (problem := too_long(qid, MAX_ID)):
+                problems.error(where, problem, field="query_id")
+                continue
             if type(ds) is not str or ds not in gold.qrels:
                 problems.error(where, f"unknown dataset {ds!r}"[:200], field="dataset")
                 continue
@@ -307,7 +320,7 @@ def _bulk_rankings(keys: list, rankings: list[list]) -> VdrRun | None:
         scores = list(map(dict.get, flat, repeat("score")))
     except TypeError:
         return None
-    if set(map(type, docs)) != {str} or not set(map(type, scores)) <= {int, float}:
+    if set(map(type, docs)) != {str} or not set(map(type, scores)) <= {int, float} or max(map(len, docs)) > MAX_ID:
         return None
     values = np.array(scores, dtype=np.float64)
     if not np.isfinite(values).all():
@@ -327,6 +340,8 @@ def _ranking_problem(ranking: list) -> str | None:
     docs, scores = [e.get("doc") for e in ranking], [e.get("score") for e in ranking]
     if any(type(d) is not str for d in docs):
         return "doc: expected strings"
+    if any(len(d) > MAX_ID for d in docs):
+        return f"doc: expected at most {MAX_ID} characters"
     if any(type(s) not in (int, float) or not math.isfinite(s) for s in scores):
         return "score: expected finite numbers (no NaN / inf)"
     if len(set(docs)) != len(docs):
