@@ -311,44 +311,57 @@ def _within_record_limit(body: bytes, header_line: int, limits: Limits, problems
     return body
 
 
-_FIRST_VISIBLE = re.compile(r"\S")
+_FIRST_VISIBLE = re.compile(rb"\S")
 
 
 def with_system(data: bytes, name: str, updates: dict, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The same submission with `updates` merged into its header's system (the submit form's fields).
 
-    Only the header changes; prediction lines are kept byte for byte. Raises
-    ValueError with a readable message when the file cannot be read.
+    Only the header changes; the predictions are kept byte for byte and never decoded into objects (this
+    runs before validation, so a bomb must not blow up here). Raises ValueError with a readable message
+    when the header cannot be read.
     """
     try:
         raw = read_bytes(data, name, max_bytes)
-        text = decode(raw)
     except SubmissionError as exc:
         raise ValueError(str(exc.problem)) from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
     ext = submission_extension(name)
-    if ext.startswith(".jsonl"):
-        # Only the header line is decoded: a flood of millions of lines is never split into millions of strings.
-        first = _FIRST_VISIBLE.search(text)
-        start = text.rfind("\n", 0, first.start()) + 1 if first else 0
-        end = text.find("\n", start) if first else -1
-        end = len(text) if end < 0 else end
-        try:
-            header = _loads(text[start:end]) if first else None
-        except ValueError as exc:
-            raise ValueError(f"line {text.count(chr(10), 0, start) + 1}: {_json_error(exc)}") from None
-        if not isinstance(header, dict):
-            raise ValueError("the first line must be the header {\"track\": ..., \"system\": {...}}")
-        system = header.get("system") if isinstance(header.get("system"), dict) else {}
-        header["system"] = {**system, **updates}
-        out = (text[:start] + json.dumps(header, ensure_ascii=False) + text[end:]).encode("utf-8")
-    else:
-        try:
-            doc = _loads(text)
-        except ValueError as exc:
-            raise ValueError(_json_error(exc)) from None
-        if not isinstance(doc, dict):
-            raise ValueError("expected a JSON object with track, system and predictions")
-        system = doc.get("system") if isinstance(doc.get("system"), dict) else {}
-        doc["system"] = {**system, **updates}
-        out = json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    out = _jsonl_with_system(raw, updates) if ext.startswith(".jsonl") else _json_with_system(raw, updates)
     return gzip.compress(out, mtime=0) if ext.endswith(".gz") else out
+
+
+def _merged(header: dict, updates: dict) -> dict:
+    system = header.get("system") if isinstance(header.get("system"), dict) else {}
+    return {**system, **updates}
+
+
+def _jsonl_with_system(raw: bytes, updates: dict) -> bytes:
+    # Only the header line is decoded: a flood of millions of lines is never split into millions of strings.
+    first = _FIRST_VISIBLE.search(raw)
+    start = raw.rfind(b"\n", 0, first.start()) + 1 if first else 0
+    end = raw.find(b"\n", start) if first else -1
+    end = len(raw) if end < 0 else end
+    try:
+        header = _loads(decode(raw[start:end])) if first else None
+    except SubmissionError as exc:
+        raise ValueError(str(exc.problem)) from None
+    except (ValueError, RecursionError) as exc:
+        line = raw.count(b"\n", 0, start) + 1
+        raise ValueError(f"line {line}: {_json_error(exc)}") from None
+    if not isinstance(header, dict):
+        raise ValueError("the first line must be the header {\"track\": ..., \"system\": {...}}")
+    header["system"] = _merged(header, updates)
+    return raw[:start] + json.dumps(header, ensure_ascii=False).encode("utf-8") + raw[end:]
+
+
+def _json_with_system(raw: bytes, updates: dict) -> bytes:
+    # The top level only: every other value stays raw JSON text (msgspec.Raw), written back unchanged.
+    try:
+        doc = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
+        header = {"system": msgspec.json.decode(doc["system"])} if "system" in doc else {}
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        raise ValueError("expected a JSON object with track, system and predictions") from None
+    doc["system"] = msgspec.Raw(json.dumps(_merged(header, updates), ensure_ascii=False).encode("utf-8"))
+    return msgspec.json.encode(doc)
