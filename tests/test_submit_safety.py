@@ -6,6 +6,11 @@ as a browser's upload does.
 
 from __future__ import annotations
 
+import gzip
+import io
+import re
+import subprocess
+import sys
 import tracemalloc
 import uuid
 from pathlib import Path
@@ -121,3 +126,86 @@ def test_the_ledger_keeps_only_today_and_survives_a_broken_file(tmp_path):
     assert ledger.used("vdr", "bob") == 0 and not ledger.exhausted("vdr", "bob")
     (tmp_path / "ledger.json").write_text('{"day": ')  # truncated: counting restarts, nothing raises
     assert ledger.add("vdr", "bob") == 1
+
+
+# ---- bombs through the Submit endpoint, in an app of its own --------------------------------------------------
+UNIDOC_COLUMNS = ["Organisation", "Paradigm", "Recall@10", "Precision@10", "Completeness", "Faithfulness",
+                  "Rank (CI)", "Covered", "Status"]
+PEAK_BUDGET_KB = 1_200 * 1024  # issue 8: the app's peak under bombs stays under 1.2 GB
+SERVE = """
+import sys
+sys.path.insert(0, {tests!r})
+from appserver import running_app
+with running_app({data!r}) as app:
+    print(app.url, flush=True)
+    sys.stdin.read()  # serve until the test closes stdin
+"""
+
+
+def empty_objects_bomb(count: int = 20_000_000) -> bytes:
+    """~58 KB of .json.gz that decompresses to `count` empty predictions `{}` (57 MiB, under the size cap)."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:
+        gz.write(b'{"track":"unidoc","system":{"name":"Bomb"},"predictions":[{}')
+        for _ in range(count // 1_000_000):
+            gz.write(b",{}" * 1_000_000)
+        gz.write(b"]}")
+    return buf.getvalue()
+
+
+def record_flood(count: int = 2_000_000) -> bytes:
+    """A .jsonl.gz of `count` well-formed records (76 MB decompressed): thousands of times the track's limit."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:
+        gz.write(b'{"track":"unidoc","system":{"name":"Flood"}}\n')
+        for _ in range(count // 100_000):
+            gz.write(b'{"id":"finance-0000","retrieved":[]}\n' * 100_000)
+    return buf.getvalue()
+
+
+def peak_rss_kb(pid: int) -> int:
+    return int(re.search(r"VmHWM:\s+(\d+)", Path(f"/proc/{pid}/status").read_text()).group(1))
+
+
+@pytest.fixture
+def app_process(tmp_path):
+    """The app in a child process, so its peak memory (VmHWM) is the app's alone, not the test runner's."""
+    code = SERVE.format(tests=str(Path(__file__).parent), data=str(tmp_path / "board"))
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).parents[1])
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http"), "the app did not start"
+        yield proc, url
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_bombs_through_submit_are_refused_while_another_visitor_browses(app_process, tmp_path):
+    proc, url = app_process
+    bomb, flood = tmp_path / "bomb.json.gz", tmp_path / "flood.jsonl.gz"
+    bomb.write_bytes(empty_objects_bomb())
+    flood.write_bytes(record_flood())
+    assert bomb.stat().st_size < 70_000
+    attacker, visitor = Client(url, verbose=False), Client(url, verbose=False)
+    jobs = [attacker.submit("unidoc", handle_file(str(p)), "", "", "", "", "bomber", api_name="/submit")
+            for p in (bomb, flood)]
+    answered_meanwhile = 0
+    while not all(job.done() for job in jobs):
+        out = visitor.predict("Recall@10", "All", "", [], [], [], UNIDOC_COLUMNS, api_name="/table_unidoc")
+        value = out.get("value", out) if "__type__" in out else out  # a bare table or a gr.update carrying one
+        assert len(value["data"]) >= 7  # the demo systems: a full answer, not an error
+        answered_meanwhile += not all(job.done() for job in jobs)
+    bomb_html, flood_html = (job.result(timeout=120) for job in jobs)
+    assert answered_meanwhile >= 1, "no table request was answered while the bombs were being checked"
+    for html in (bomb_html, flood_html):
+        assert 'class="submit-invalid"' in html and "nothing was uploaded" in html
+        assert "more than 292 prediction records (the limit for this track: twice its gold units plus 100)" in html
+    assert "field predictions" in bomb_html and "reading stopped here" in flood_html
+    peak = peak_rss_kb(proc.pid)
+    assert peak < PEAK_BUDGET_KB, f"app peak RSS {peak / 1024:.0f} MB"
