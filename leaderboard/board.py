@@ -46,7 +46,7 @@ class Entry:
 
 def content_key(e: Entry) -> str:
     """What makes two submissions of a track duplicates: the parsed predictions' fingerprint when scored, else
-    the stored bytes (an invalid file has no parsed predictions; a result cached before fingerprints has none)."""
+    the stored bytes (an invalid file has no parsed predictions to compare)."""
     fingerprint = e.summary.get("fingerprint") if e.status == "scored" else None
     return f"predictions:{fingerprint}" if fingerprint else f"bytes:{e.sha256}" if e.sha256 else f"path:{e.path}"
 

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .tracks import TRACKS
+
 log = logging.getLogger(__name__)
 
 
@@ -52,7 +54,9 @@ class InvalidLedger:
 
     @staticmethod
     def _key(track: str, user: str) -> str:
-        return f"{track}/{user}"
+        # Any text may arrive as the track through the API: an unknown one is counted as "-", so the ledger
+        # cannot be grown by inventing tracks.
+        return f"{track if track in TRACKS else '-'}/{user}"
 
     def used(self, track: str, user: str) -> int:
         with self._lock:

@@ -142,7 +142,7 @@ class Board:
     def _score(self, entry: Entry, local_path: Path, sha256: str) -> None:
         judged = self.rescorer.cached(sha256, self.judge) if self.judge is not None else None
         scored = judged or self.rescorer.cached(sha256) or self.rescorer.score_file(local_path)
-        entry.summary, entry.key = _with_fingerprint(scored.summary, local_path, self.settings.gold), scored.key
+        entry.summary, entry.key = scored.summary, scored.key
         entry.status = scored.summary.get("status", "invalid")
         if self.judge is not None and judged is None and entry.status == "scored" and _judgeable(entry):
             entry.judging = True
@@ -167,8 +167,7 @@ class Board:
             try:
                 scored = self.rescorer.score_file(file.local_path, judge=self.judge, progress=report)
                 if scored.summary.get("status") == "scored":
-                    entry.summary = _with_fingerprint(scored.summary, file.local_path, self.settings.gold)
-                    entry.key = scored.key
+                    entry.summary, entry.key = scored.summary, scored.key
             except Exception:  # the judge failing must leave the retrieval metrics standing
                 log.exception("judging %s failed", path)
             entry.judging = False
@@ -341,18 +340,6 @@ def _judgeable(entry: Entry) -> bool:
 def _name_key(name) -> str:
     """A system name as compared for uniqueness: normalised (NFKC, whitespace collapsed) and case-folded."""
     return normalize_text(name).casefold() if isinstance(name, str) else ""
-
-
-def _with_fingerprint(summary: dict, local_path: Path, gold: dict) -> dict:
-    """A scored summary with its predictions' fingerprint; results cached before fingerprints existed get it
-    from one parse of the file (in memory only), so duplicates are found on a board started from an old cache."""
-    if summary.get("status") != "scored" or summary.get("fingerprint"):
-        return summary
-    try:
-        checked = check(read_file(local_path), Path(local_path).name, gold)
-    except (OSError, SubmissionError):
-        return summary
-    return {**summary, "fingerprint": checked.fingerprint} if checked.ok else summary
 
 
 def _submitted(f) -> str | None:

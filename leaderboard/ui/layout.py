@@ -180,8 +180,9 @@ class TrackTab:
 
 # ---- the page ------------------------------------------------------------------------------------
 def build(board: Board) -> gr.Blocks:
-    # delete_cache: uploads and cached outputs older than an hour are swept hourly, whatever a handler left behind.
-    with gr.Blocks(title=TITLE, analytics_enabled=False, delete_cache=(3600, 3600)) as demo:
+    # delete_cache: every 10 minutes, uploads and cached outputs older than 30 minutes are swept, whatever no
+    # handler removed (an upload to /gradio_api/upload needs no submit, so only this bounds the folder).
+    with gr.Blocks(title=TITLE, analytics_enabled=False, delete_cache=(600, 1800)) as demo:
         gr.HTML(f'<header class="board-head"><h1>{esc(TITLE)}</h1><p>{esc(TAGLINE)}</p></header>')
         with gr.Row(equal_height=True):
             status = gr.HTML(status_html(board), elem_id="status")
