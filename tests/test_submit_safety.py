@@ -209,3 +209,20 @@ def test_bombs_through_submit_are_refused_while_another_visitor_browses(app_proc
     assert "field predictions" in bomb_html and "reading stopped here" in flood_html
     peak = peak_rss_kb(proc.pid)
     assert peak < PEAK_BUDGET_KB, f"app peak RSS {peak / 1024:.0f} MB"
+
+
+def test_form_fields_on_a_bomb_do_not_decode_it(tmp_path):
+    """The form's fields are merged into the header before validation: that step must not build the predictions."""
+    board = local_board(tmp_path)
+    for name, data in (("bomb.json.gz", empty_objects_bomb()), ("flood.jsonl.gz", record_flood())):
+        path = tmp_path / name
+        path.write_bytes(data)
+        tracemalloc.start()
+        try:
+            status = board.submit_upload(user="alice", track="unidoc", path=path, overrides={"name": "Renamed"})
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert status.state == "invalid" and "more than 292 prediction records" in status.errors[0]
+        # decompressed text (57-76 MB) plus its rewritten copy; 20 million `{}` objects would be GBs
+        assert peak < 400 * 1024 * 1024, f"{name}: {peak:,} bytes allocated"
