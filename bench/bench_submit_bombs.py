@@ -33,6 +33,8 @@ with running_app({data!r}) as app:
     print(app.url, flush=True)
     sys.stdin.read()
 """
+UNIDOC_COLUMNS = ["Organisation", "Paradigm", "Recall@10", "Precision@10", "Completeness", "Faithfulness",
+                  "Rank (CI)", "Covered", "Status"]
 HEADERS = {
     "unidoc": b'{"track":"unidoc","system":{"name":"Bomb"}',
     "futurepedia": b'{"track":"futurepedia","system":{"name":"Bomb"}',
@@ -57,7 +59,8 @@ def bomb(track: str, count: int = 20_000_000) -> bytes:
     return gz([HEADERS[track] + b',"predictions":[{}', *([b",{}" * 1_000_000] * (count // 1_000_000)), b"]}"])
 
 
-def flood(track: str, count: int = 2_000_000) -> bytes:
+def flood(track: str, count: int = 1_500_000) -> bytes:
+    """Well-formed records far past the track's limit, under the 128 MiB size cap once decompressed."""
     return gz([HEADERS[track] + b"}\n", *([FLOOD_RECORD[track] * 100_000] * (count // 100_000))])
 
 
@@ -84,7 +87,7 @@ def main() -> None:
         def browse() -> None:
             while not stop.is_set():
                 start = time.perf_counter()
-                visitor.predict(api_name="/table_unidoc")
+                visitor.predict("Recall@10", "All", "", [], [], [], UNIDOC_COLUMNS, api_name="/table_unidoc")
                 times.append(time.perf_counter() - start)
 
         browser = threading.Thread(target=browse, daemon=True)
