@@ -1,7 +1,8 @@
 """python -m leaderboard: validate, score, demo.
 
 Bad input is reported as one line per problem and exit 1; a Python traceback
-is never the answer to a broken submission.
+is never the answer to a broken submission. Exit 2: the gold or the judge is
+misconfigured; exit 3: an internal error (its traceback goes to a file).
 """
 
 from __future__ import annotations
@@ -136,7 +137,21 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(fn=cmd_demo)
     args = parser.parse_args(argv)
-    args.fn(args)
+    try:
+        args.fn(args)
+    except Exception:  # a bug, not bad input: one line for the user, the traceback in a file to report
+        print(f"internal error (a bug in the leaderboard, not a problem of your file); details: {_crash_report()}",
+              file=sys.stderr)
+        sys.exit(3)
+
+
+def _crash_report() -> str:
+    import tempfile
+    import traceback
+
+    with tempfile.NamedTemporaryFile("w", prefix="leaderboard-crash-", suffix=".txt", delete=False) as fh:
+        traceback.print_exc(file=fh)
+    return fh.name
 
 
 if __name__ == "__main__":

@@ -18,7 +18,16 @@ from typing import Any
 import msgspec
 
 from .problems import Problems
-from .submission import HEADER_VALUES, MAX_DEPTH, Envelope, loads_strict, rough_values, structure_depth, submission_extension
+from .submission import (
+    HEADER_VALUES,
+    MAX_DEPTH,
+    Envelope,
+    loads_strict,
+    rough_values,
+    structure_depth,
+    submission_extension,
+    values_over,
+)
 from .tracks import TRACKS, Track
 
 
@@ -59,7 +68,7 @@ def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> tuple[Track,
                 return None
             gold = track.load_gold((gold_sources or {}).get(track.name))
             limits = track.limits(gold)
-            if body.count(b"\n") >= limits.records or rough_values(raw) > limits.values:
+            if body.count(b"\n") >= limits.records or values_over(body, limits.values, lines=True):
                 return None
             records = _decoders(track)[0].decode_lines(body)
             # JSONL is one record per line; decode_lines would also take a record spread over lines
@@ -72,7 +81,7 @@ def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> tuple[Track,
                 return None
             gold = track.load_gold((gold_sources or {}).get(track.name))
             limits = track.limits(gold)
-            if rough_values(raw) > limits.values:
+            if values_over(raw, limits.values):
                 return None
             doc = _decoders(track)[1].decode(raw)
             records, system = doc.predictions, doc.system

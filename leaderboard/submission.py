@@ -1,7 +1,10 @@
-"""Reading a submission file: size cap, gzip, UTF-8, JSON / JSONL envelope.
+"""Reading a submission file: size cap, gzip, UTF-8, JSON / JSONL envelope, within limits.
 
 Track-independent: it yields the header (track, system) and the raw records
-with their location; the track validates the records.
+with their location; the track validates the records. The caller says which
+Limits apply to the header's track (records, JSON values, depth): they are
+checked on the bytes before a decoder builds anything, so every path (CLI,
+Submit, Hub pull) reads a file into at most what its track's gold justifies.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 
 import msgspec
+import numpy as np
 
-from .jsonscan import scan
 from .problems import Problem, Problems, SubmissionError
 
 DEFAULT_MAX_BYTES = 128 * 1024 * 1024
@@ -127,9 +131,89 @@ class Limits:
 FALLBACK_LIMITS = Limits(100_000, 4_000_000)
 
 
+_VALUE_MARKS = (b",", b":", b"{", b"[", b"\n")  # each value but the first of a text follows one of these
+_MARK_BYTES = np.frombuffer(b"".join(_VALUE_MARKS), dtype=np.uint8)
+_QUOTE, _BACKSLASH, _NEWLINE = ord('"'), ord("\\"), ord("\n")
+CHUNK = 1 << 20  # bytes measured per numpy pass: temporary arrays stay a few MB whatever the file
+
+
 def rough_values(data: bytes) -> int:
-    """An upper bound on the values `data` decodes into, at C speed (string contents are counted too)."""
-    return data.count(b",") + data.count(b":") + data.count(b"{") + data.count(b"[") + data.count(b"\n") + 1
+    """An upper bound on the values `data` decodes into, at C speed (string contents are counted too).
+
+    Every value a decoder builds is a container, a scalar, a string or an
+    object key; after the first of a text each follows a comma, a colon, an
+    opener or (JSONL) a newline.
+    """
+    return sum(map(data.count, _VALUE_MARKS)) + 1
+
+
+def values_over(data: bytes, limit: int, lines: bool = False) -> bool | str:
+    """Whether `data` decodes into more than `limit` values; exact about strings, never decodes.
+
+    True, or "depth" when the excess comes with a run of openers deeper than
+    MAX_DEPTH (a deep nesting is better told as such than as a count). `lines`:
+    JSONL, where a string never runs past the end of its line.
+    """
+    if rough_values(data) <= limit:
+        return False
+    if _marks_outside_strings(data, lines, limit) + 1 <= limit:
+        return False
+    return "depth" if _DEEP_RUN.search(data) else True
+
+
+_DEEP_RUN = re.compile(rb"[\[{](?:\s*(?:\"\"\s*:\s*)?[\[{]){%d}" % MAX_DEPTH)
+
+
+def _marks_outside_strings(data: bytes, lines: bool, limit: int) -> int:
+    """Commas, colons, openers and newlines that are structure, not text; stops counting past `limit`.
+
+    Chunk by chunk with numpy (nothing is built per value): quotes pair up in
+    order as a decoder pairs them (an escaped quote is text), per line in JSONL.
+    """
+    total, in_string, start, n = 0, False, 0, len(data)
+    while start < n and total <= limit:
+        end = _chunk_end(data, start)
+        b = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start)
+        quote = _string_quotes(b)
+        if not in_string and not quote.any():  # no string here: every mark is structure
+            total += sum(map(data.count, _VALUE_MARKS, repeat(start), repeat(end)))
+            start = end
+            continue
+        before = np.cumsum(quote, dtype=np.int64) - quote  # string quotes strictly before each byte
+        carried = np.full(len(b), in_string)  # a string left open by the previous chunk
+        if lines:  # parity restarts at each line
+            last_nl = np.maximum.accumulate(np.where(b == _NEWLINE, np.arange(len(b)), -1))
+            before -= np.where(last_nl >= 0, (before + quote)[np.maximum(last_nl, 0)], 0)
+            carried &= last_nl < 0
+        inside = ((before + carried) & 1).astype(bool)
+        total += int(np.count_nonzero(np.isin(b, _MARK_BYTES) & ~inside))
+        in_string = bool(inside[-1]) != bool(quote[-1])  # open after the chunk's last byte
+        start = end
+    return total
+
+
+def _chunk_end(data: bytes, start: int) -> int:
+    """The end of the chunk from `start`, never right after a backslash (an escape stays whole)."""
+    end = start + CHUNK
+    while end < len(data) and data[end - 1] == _BACKSLASH:
+        end += 1
+    return min(end, len(data))
+
+
+def _string_quotes(b: np.ndarray) -> np.ndarray:
+    """Mask of the quotes that open or close a string (a quote after an odd run of backslashes is text)."""
+    quote = b == _QUOTE
+    pos = np.flatnonzero(quote[1:] & (b[:-1] == _BACKSLASH)) + 1  # quotes right after a backslash
+    if len(pos):
+        bs = np.flatnonzero(b == _BACKSLASH)
+        run_start = bs[np.r_[True, np.diff(bs) != 1]]
+        first = run_start[np.searchsorted(run_start, pos - 1, side="right") - 1]
+        quote[pos[(pos - first) % 2 == 1]] = False  # odd run of backslashes: escaped
+    return quote
+
+
+def too_big_message(over: bool | str, limits: Limits) -> str:
+    return depth_message(limits.depth) if over == "depth" else values_message(limits)
 
 
 def structure_depth(value, limit: int = MAX_DEPTH) -> int:
@@ -179,11 +263,20 @@ def parse_raw(raw: bytes, name: str, limits_of: Callable[[object], Limits] | Non
 _TRACK_FIELD = re.compile(rb'"track"\s*:\s*"((?:[^"\\]|\\.){0,200})"')
 
 
+class _RawEnvelope(msgspec.Struct, omit_defaults=True):
+    """A JSON envelope's fields as raw byte slices: decoding it builds three objects whatever the file
+    holds (other top-level keys are skimmed, not built)."""
+
+    track: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    system: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    predictions: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
 def _json_track(raw: bytes) -> object:
     """The track named by a JSON envelope, read without building its predictions."""
     try:
-        doc = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
-        return msgspec.json.decode(doc["track"]) if "track" in doc else None
+        track = msgspec.json.decode(raw, type=_RawEnvelope).track
+        return msgspec.json.decode(track) if track and len(track) <= 1000 else None
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         m = _TRACK_FIELD.search(raw)  # broken elsewhere: the first "track" key tells which limits apply
         return m.group(1).decode("utf-8", "replace") if m else None
@@ -191,14 +284,10 @@ def _json_track(raw: bytes) -> object:
 
 def _parse_json(raw: bytes, limits_of: Callable[[object], Limits], problems: Problems) -> Envelope:
     limits = limits_of(_json_track(raw))
-    if rough_values(raw) > limits.values:  # only then is a precise (slower) measure needed
-        shape = scan(raw, lines=False, depth_limit=limits.depth)
-        if shape.max_depth > limits.depth:
-            raise SubmissionError(Problem("file", depth_message(limits.depth, shape.max_depth)))
-        if shape.top_items > limits.records:
-            raise SubmissionError(Problem("file", records_message(limits.records), field="predictions"))
-        if shape.values > limits.values:
-            raise SubmissionError(Problem("file", values_message(limits.values)))
+    if over := values_over(raw, limits.values):
+        raise SubmissionError(Problem("file", too_big_message(over, limits)))
+    # Now at most limits.values objects can be built: decoding is safe; the record count and depth
+    # are read from the result (a nesting too deep for the decoder itself raises RecursionError).
     try:
         doc = _loads(decode(raw))
     except RecursionError:
@@ -218,17 +307,17 @@ def _parse_json(raw: bytes, limits_of: Callable[[object], Limits], problems: Pro
                     [f"predictions[{i}]" for i in range(len(preds))], "header")
 
 
-def depth_message(limit: int, found: int | None = None) -> str:
-    return f"JSON nested deeper than {limit} levels" + (f" ({found:,} levels)" if found else "")
+def depth_message(limit: int) -> str:
+    return f"JSON nested deeper than {limit} levels"
 
 
 def records_message(limit: int) -> str:
     return f"more than {limit:,} prediction records (the limit for this track: twice its gold units plus 100)"
 
 
-def values_message(limit: int) -> str:
-    return (f"more than {limit:,} JSON values (objects, lists, strings, numbers) in the file, "
-            f"far beyond what this track's predictions need")
+def values_message(limits: Limits) -> str:
+    return (f"more than {limits.values:,} JSON values (objects, lists, strings, numbers) in the file: "
+            f"far more than {limits.records:,} prediction records need (at most {VALUES_PER_RECORD} values each)")
 
 
 def _nonblank_lines(raw: bytes, start: int = 0):
@@ -250,18 +339,11 @@ def _parse_jsonl(raw: bytes, limits_of: Callable[[object], Limits], problems: Pr
     header_end = raw.find(b"\n", pos)
     body = raw[header_end + 1:] if header_end >= 0 else b""
     body = _within_record_limit(body, number, limits, problems)
-    deep: set[int] = set()
-    if rough_values(body) > limits.values:
-        shape = scan(body, lines=True, depth_limit=limits.depth, keep_lines=limits.records + 1)
-        if shape.values > limits.values:
-            raise SubmissionError(Problem("file", values_message(limits.values)))
-        deep = {n + number for n in shape.deep_lines}
+    if over := values_over(body, limits.values, lines=True):
+        raise SubmissionError(Problem("file", too_big_message(over, limits)))
     records, locations = [], []
     for n, text, _ in _nonblank_lines(body):
         where = f"line {n + number}"
-        if n + number in deep:
-            problems.error(where, depth_message(limits.depth))
-            continue
         try:
             obj = _loads(text.decode("utf-8"))
         except RecursionError:
@@ -281,12 +363,9 @@ def _parse_jsonl(raw: bytes, limits_of: Callable[[object], Limits], problems: Pr
 
 def _header(line: bytes, number: int) -> dict:
     where = f"line {number}"
-    if rough_values(line) > HEADER_VALUES:
-        shape = scan(line, lines=False, depth_limit=MAX_DEPTH)
-        if shape.max_depth > MAX_DEPTH:
-            raise SubmissionError(Problem(where, depth_message(MAX_DEPTH, shape.max_depth)))
-        if shape.values > HEADER_VALUES:
-            raise SubmissionError(Problem(where, f"the header holds more than {HEADER_VALUES:,} JSON values"))
+    if over := values_over(line, HEADER_VALUES):
+        raise SubmissionError(Problem(where, depth_message(MAX_DEPTH) if over == "depth" else
+                                      f"the header holds more than {HEADER_VALUES:,} JSON values"))
     try:
         obj = _loads(line.decode("utf-8"))
     except RecursionError:
@@ -311,57 +390,38 @@ def _within_record_limit(body: bytes, header_line: int, limits: Limits, problems
     return body
 
 
-_FIRST_VISIBLE = re.compile(rb"\S")
-
-
 def with_system(data: bytes, name: str, updates: dict, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The same submission with `updates` merged into its header's system (the submit form's fields).
 
-    Only the header changes; the predictions are kept byte for byte and never decoded into objects (this
-    runs before validation, so a bomb must not blow up here). Raises ValueError with a readable message
-    when the header cannot be read.
+    Only the header changes; the predictions are kept byte for byte and never
+    decoded (so this is safe on any file the size cap lets through). Raises
+    ValueError with a readable message when the header cannot be read.
     """
     try:
         raw = read_bytes(data, name, max_bytes)
+        decode(raw)
     except SubmissionError as exc:
         raise ValueError(str(exc.problem)) from None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    raw = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
     ext = submission_extension(name)
-    out = _jsonl_with_system(raw, updates) if ext.startswith(".jsonl") else _json_with_system(raw, updates)
+    if ext.startswith(".jsonl"):
+        lines = _nonblank_lines(raw)
+        number, line, pos = next(lines, (1, b"", 0))
+        try:
+            header = _header(line, number)
+        except SubmissionError as exc:
+            raise ValueError(str(exc.problem)) from None
+        system = header.get("system") if isinstance(header.get("system"), dict) else {}
+        header["system"] = {**system, **updates}
+        out = raw[:pos] + json.dumps(header, ensure_ascii=False).encode("utf-8") + raw[pos + len(line):]
+    else:
+        try:  # the predictions stay one slice of the bytes, never decoded
+            doc = msgspec.json.decode(raw, type=_RawEnvelope)
+            system = doc.system
+            system = {} if system is msgspec.UNSET else _header(b'{"track": 0, "system": ' + bytes(system) + b"}", 1)["system"]
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, SubmissionError):
+            raise ValueError("the file is not a JSON object with track, system and predictions") from None
+        doc.system = msgspec.Raw(json.dumps({**(system if isinstance(system, dict) else {}), **updates},
+                                            ensure_ascii=False).encode("utf-8"))
+        out = msgspec.json.encode(doc)
     return gzip.compress(out, mtime=0) if ext.endswith(".gz") else out
-
-
-def _merged(header: dict, updates: dict) -> dict:
-    system = header.get("system") if isinstance(header.get("system"), dict) else {}
-    return {**system, **updates}
-
-
-def _jsonl_with_system(raw: bytes, updates: dict) -> bytes:
-    # Only the header line is decoded: a flood of millions of lines is never split into millions of strings.
-    first = _FIRST_VISIBLE.search(raw)
-    start = raw.rfind(b"\n", 0, first.start()) + 1 if first else 0
-    end = raw.find(b"\n", start) if first else -1
-    end = len(raw) if end < 0 else end
-    try:
-        header = _loads(decode(raw[start:end])) if first else None
-    except SubmissionError as exc:
-        raise ValueError(str(exc.problem)) from None
-    except (ValueError, RecursionError) as exc:
-        line = raw.count(b"\n", 0, start) + 1
-        raise ValueError(f"line {line}: {_json_error(exc)}") from None
-    if not isinstance(header, dict):
-        raise ValueError("the first line must be the header {\"track\": ..., \"system\": {...}}")
-    header["system"] = _merged(header, updates)
-    return raw[:start] + json.dumps(header, ensure_ascii=False).encode("utf-8") + raw[end:]
-
-
-def _json_with_system(raw: bytes, updates: dict) -> bytes:
-    # The top level only: every other value stays raw JSON text (msgspec.Raw), written back unchanged.
-    try:
-        doc = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
-        header = {"system": msgspec.json.decode(doc["system"])} if "system" in doc else {}
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        raise ValueError("expected a JSON object with track, system and predictions") from None
-    doc["system"] = msgspec.Raw(json.dumps(_merged(header, updates), ensure_ascii=False).encode("utf-8"))
-    return msgspec.json.encode(doc)

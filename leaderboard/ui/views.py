@@ -313,7 +313,7 @@ def _meta_html(e: Entry) -> str:
         html += f'<table class="meta">{metrics}</table><p>{s.get("n", 0)} units scored, {s.get("missing", 0)} missing.</p>'
     if s.get("errors"):
         items = "".join(f"<li><code>{esc(err)}</code></li>" for err in s["errors"])
-        html += f'<div class="errors"><b>{len(s["errors"])} problem(s):</b><ul>{items}</ul></div>'
+        html += f'<div class="errors"><b>{s.get("error_count") or len(s["errors"]):,} problem(s):</b><ul>{items}</ul></div>'
     if s.get("warnings"):
         items = "".join(f"<li>{esc(w)}</li>" for w in s["warnings"][:20])
         html += f"<details><summary>{len(s['warnings'])} warning(s)</summary><ul>{items}</ul></details>"
