@@ -5,6 +5,7 @@ Everything here is derived from result summaries; nothing is rescored.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,6 +28,8 @@ class Entry:
     status: str = "pending"  # scored | invalid | pending
     judging: bool = False  # E2E metrics still being judged
     metadata: dict = field(default_factory=dict)
+    sha256: str = ""  # of the stored bytes
+    duplicate_of: str | None = None  # id of the earliest submission with the same parsed predictions
 
     @property
     def system(self) -> dict:
@@ -39,6 +42,40 @@ class Entry:
     @property
     def hidden(self) -> bool:
         return bool(self.flag and self.flag.get("status") == "hidden")
+
+
+def content_key(e: Entry) -> str:
+    """What makes two submissions of a track duplicates: the parsed predictions' fingerprint when scored, else
+    the stored bytes (an invalid file has no parsed predictions to compare)."""
+    fingerprint = e.summary.get("fingerprint") if e.status == "scored" else None
+    return f"predictions:{fingerprint}" if fingerprint else f"bytes:{e.sha256}" if e.sha256 else f"path:{e.path}"
+
+
+def arrival(e: Entry) -> tuple:
+    """Earliest first: the submission stamp (commit time for the app, the file's stamp otherwise), then the path."""
+    return (e.submitted_at is None, e.submitted_at or "", e.path)
+
+
+def mark_duplicates(entries: list[Entry], track_of) -> None:
+    """The earliest entry of each content keeps its plain id and its row; every later one points to it.
+
+    A byte-identical copy at another path would share the earliest's id (the id is a hash of the bytes),
+    so it gets one salted with its path: every entry stays reachable by its own id.
+    """
+    groups: dict[tuple[str, str], list[Entry]] = {}
+    for e in entries:
+        groups.setdefault((track_of(e), content_key(e)), []).append(e)
+    for group in groups.values():
+        group.sort(key=arrival)
+        first, seen = group[0], set()
+        for e in group:
+            e.id = e.sha256[:12] if e.sha256 not in seen else _path_id(e)
+            seen.add(e.sha256)
+            e.duplicate_of = None if e is first else first.id
+
+
+def _path_id(e: Entry) -> str:
+    return hashlib.sha256(f"{e.sha256}\n{e.path}".encode()).hexdigest()[:12]
 
 
 def rank_upper_bound(low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -68,7 +105,7 @@ def table(track: Track, entries: list[Entry], *, include_hidden: bool = False, r
     """
     rows = []
     for e in entries:
-        if e.hidden and not include_hidden:
+        if (e.hidden and not include_hidden) or e.duplicate_of:  # a duplicate is ranked once, as its earliest copy
             continue
         s = e.summary
         if s.get("track") not in (None, track.name) or (not s and e.metadata.get("track") != track.name):

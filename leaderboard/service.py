@@ -22,14 +22,22 @@ import pandas as pd
 from . import board
 from .board import Entry
 from .compare import compare
+from .limits import InvalidLedger
+from .problems import SubmissionError
 from .scoring import NO_JUDGE, Rescorer, check
 from .settings import Settings
 from .store import Refresher, StoreError, StoreSettings, SubmitStatus, open_store, submit_checked
-from .submission import parse_envelope, read_file
+from .submission import parse_envelope, read_file, with_system
+from .text import normalize_text
 from .tracks import TRACKS
 
 log = logging.getLogger(__name__)
 _STAMP = re.compile(r"(\d{8}T\d{6}Z)")
+# Validations running at once. Validating a file at the size cap takes a core and hundreds of MB for
+# seconds: one at a time keeps the page answering and the memory bounded, whatever the visitors upload.
+VALIDATIONS_AT_ONCE = 1
+# Submit outcomes that cost a validation and stored nothing: they count against INVALID_SUBMISSIONS_PER_DAY.
+_REJECTED = ("invalid", "duplicate")
 
 
 @dataclass
@@ -56,6 +64,9 @@ class Board:
         self._judge_thread: threading.Thread | None = None
         self._results_pulled = False  # RESULTS_REPO fetched once this process (retried with each new pull until then)
         self.refresher = Refresher(self.store, self.store_settings.refresh_seconds, on_snapshot=self._on_pull)
+        self.invalid_ledger = InvalidLedger(self.store_settings.invalid_ledger_path,
+                                            self.store_settings.invalid_submissions_per_day)
+        self._validations = threading.BoundedSemaphore(VALIDATIONS_AT_ONCE)
 
     def _make_judge(self):
         if self.settings.judge == "none":
@@ -124,7 +135,7 @@ class Board:
                     changed = True
                 continue
             entry = Entry(id=f.sha256[:12], path=f.path, summary={}, user=f.user, flag=flag,
-                          submitted_at=_submitted(f), metadata=f.metadata, status="pending")
+                          submitted_at=_submitted(f), metadata=f.metadata, status="pending", sha256=f.sha256)
             with self._lock:
                 self._entries[f.path] = entry
             self._score_isolated(entry, f.local_path, f.sha256)
@@ -134,6 +145,7 @@ class Board:
                 del self._entries[path]
                 changed = True
         if changed:
+            self._mark_duplicates()
             self._bump()
             if push:
                 self._push_results()
@@ -146,6 +158,14 @@ class Board:
             log.exception("scoring %s failed (log ref %s)", entry.path, entry.id)
             entry.summary = Rescorer._invalid(sha256, [f"file: internal error while scoring (log ref {entry.id})"])
             entry.key, entry.status, entry.judging = "", "invalid", False
+
+    def _mark_duplicates(self) -> None:
+        with self._lock:
+            board.mark_duplicates(list(self._entries.values()), self._track_of)
+
+    @staticmethod
+    def _track_of(e: Entry) -> str | None:
+        return e.summary.get("track") or e.metadata.get("track") or (e.path.split("/")[1:2] or [None])[0]
 
     def _score(self, entry: Entry, local_path: Path, sha256: str) -> None:
         judged = self.rescorer.cached(sha256, self.judge) if self.judge is not None else None
@@ -288,11 +308,66 @@ class Board:
 
     # ---- writing -------------------------------------------------------------------------
     def submit(self, *, user: str, track: str, filename: str, data: bytes, metadata: dict) -> SubmitStatus:
-        status = submit_checked(self.store, lambda d, n: check(d, n, self.settings.gold), user=user,
-                                filename=filename, data=data, metadata=metadata, track=track)
+        if self.invalid_ledger.exhausted(track, user):  # refused before validating: the allowance bounds the work
+            return SubmitStatus("rate_limited", self.invalid_ledger.refusal(track, user))
+        status = submit_checked(self.store, self._validate, user=user, filename=filename, data=data,
+                                metadata=metadata, track=track, admit=lambda report: self._admit(report, user))
+        if status.state in _REJECTED:
+            self.invalid_ledger.add(track, user)
         if status.ok:
             self.refresher.refresh_now()  # the new file is scored and on the board when this returns
         return status
+
+    def submit_upload(self, *, user: str, track: str, path: Path, overrides: dict) -> SubmitStatus:
+        """An uploaded file: at most the size cap read, the form's fields merged into its header, then `submit`."""
+        if self.invalid_ledger.exhausted(track, user):
+            return SubmitStatus("rate_limited", self.invalid_ledger.refusal(track, user))
+        try:
+            data = read_file(path, self.rescorer.max_bytes)  # a 300 MB upload is refused after cap + 1 bytes
+        except SubmissionError as exc:
+            return self._refuse_unreadable(track, user, str(exc.problem))
+        except OSError:
+            return self._refuse_unreadable(track, user, "file: the upload could not be read")
+        if overrides:
+            try:
+                with self._validations:  # decompresses the file: counted as a validation
+                    data = with_system(data, path.name, overrides, self.rescorer.max_bytes)
+            except ValueError:
+                pass  # a header that cannot be read: the validator below lists every problem of the file as sent
+        return self.submit(user=user, track=track, filename=path.name, data=data, metadata={"form": overrides})
+
+    def _refuse_unreadable(self, track: str, user: str, problem: str) -> SubmitStatus:
+        self.invalid_ledger.add(track, user)
+        return SubmitStatus("invalid", "The file is invalid (1 problem(s)); nothing was uploaded.", [problem])
+
+    def _validate(self, data: bytes, name: str):
+        with self._validations:
+            return check(data, name, self.settings.gold)
+
+    def _admit(self, report, user: str) -> SubmitStatus | None:
+        """Refuse a valid file that repeats predictions on the board, or whose name is another submitter's."""
+        return (self._duplicate(report.track, report.fingerprint)
+                or self._name_taken(report.track, user, (report.system or {}).get("name")))
+
+    def _duplicate(self, track: str, fingerprint: str | None) -> SubmitStatus | None:
+        same = [e for e in self.entries(track) if fingerprint and e.summary.get("fingerprint") == fingerprint]
+        if not same:
+            return None
+        earliest = min(same, key=board.arrival)
+        return SubmitStatus("duplicate", f"These predictions were already submitted to the {track} track as submission "
+                            f"{earliest.id} ({earliest.name}); the same predictions are ranked once, so nothing was "
+                            "uploaded.", existing=earliest.id)
+
+    def _name_taken(self, track: str, user: str, name) -> SubmitStatus | None:
+        wanted = _name_key(name)
+        if not wanted:
+            return None
+        for e in self.entries(track):
+            if e.user != user and _name_key(e.system.get("name")) == wanted:
+                problem = (f"system.name: {str(name)!r} is already used on the {track} track by {e.user or 'another submitter'} "
+                           f"(submission {e.id}); choose another name")
+                return SubmitStatus("invalid", "The system name is taken; nothing was uploaded.", [problem])
+        return None
 
     def refresh(self):
         return self.refresher.refresh_now()
@@ -310,6 +385,11 @@ def _unit_info(track, gold) -> dict[str, dict]:
 
 def _judgeable(entry: Entry) -> bool:
     return entry.summary.get("track") == "unidoc" and entry.summary.get("extra", {}).get("answered", 0) > 0
+
+
+def _name_key(name) -> str:
+    """A system name as compared for uniqueness: normalised (NFKC, whitespace collapsed) and case-folded."""
+    return normalize_text(name).casefold() if isinstance(name, str) else ""
 
 
 def _submitted(f) -> str | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import leaderboard.scoring as scoring
+from leaderboard import demo
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -30,15 +31,19 @@ def test_local_default_shows_demo_and_a_local_submission_lands(tmp_path):
     board = local_board(tmp_path)
     before = len(board.entries("unidoc"))
     assert before == len(list((DEMO / "unidoc").glob("*"))) and all(e.status == "scored" for e in board.entries())
-    data = with_system(UNIDOC_FILES[0].read_bytes(), "x.jsonl", {"name": "Local copy of a demo system"})
-    status = board.submit(user="alice", track="unidoc", filename="mine.jsonl", data=data, metadata={})
+    # a demo system's predictions under another name: the same predictions, refused as a duplicate
+    copy = with_system(UNIDOC_FILES[0].read_bytes(), "x.jsonl", {"name": "Local copy of a demo system"})
+    assert board.submit(user="alice", track="unidoc", filename="mine.jsonl", data=copy, metadata={}).state == "duplicate"
+    _, data = demo.make_submissions("unidoc", demo.DEMO_DIR / "gold" / "unidoc", 1, seed=3)[0]
+    data = with_system(data, "x.json", {"name": "Local copy of a demo system"})
+    status = board.submit(user="alice", track="unidoc", filename="mine.json", data=data, metadata={})
     assert status.ok, status
     entries = board.entries("unidoc")
     assert len(entries) == before + 1
     mine = next(e for e in entries if e.user == "alice")
     assert mine.status == "scored" and mine.name.startswith("Local copy of")
     # the same bytes again: detected by content hash, nothing stored twice
-    again = board.submit(user="bob", track="unidoc", filename="x.jsonl", data=data, metadata={})
+    again = board.submit(user="bob", track="unidoc", filename="x.json", data=data, metadata={})
     assert again.state == "duplicate" and len(board.entries("unidoc")) == before + 1
     # an invalid file: every error, nothing stored
     bad = board.submit(user="alice", track="unidoc", filename="bad.jsonl",

@@ -11,6 +11,7 @@ The lead may fold this into leaderboard/settings.py later; keep names stable.
 | HF_ENDPOINT | https://huggingface.co | Hub endpoint (tests point it at the local fake) |
 | LEADERBOARD_DATA_DIR | `<repo>/.cache`, or the user cache dir if the repo is read-only | downloads, local submissions, pull state |
 | SUBMISSIONS_PER_DAY | 5 | submissions per user, per track, per UTC day |
+| INVALID_SUBMISSIONS_PER_DAY | 20 | rejected uploads (invalid, duplicate, name taken) per user, per track, per UTC day |
 | STORE_REFRESH_SECONDS | 300 | how often the app pulls the repo |
 | HUB_TIMEOUT_SECONDS | 30 | per-request network timeout for Hub calls (a request that got no answer is not resent) |
 """
@@ -67,6 +68,7 @@ class StoreSettings:
     hf_endpoint: str | None = None
     data_dir: Path = field(default_factory=_default_data_dir)
     submissions_per_day: int = 5
+    invalid_submissions_per_day: int = 20
     refresh_seconds: float = 300.0
     hub_timeout: float = 30.0
     demo_dir: Path = DEMO_SUBMISSIONS_DIR
@@ -83,6 +85,11 @@ class StoreSettings:
     @property
     def hub_cache_dir(self) -> Path:
         return self.data_dir / "hub"
+
+    @property
+    def invalid_ledger_path(self) -> Path:
+        """Rejected uploads counted per user, track and UTC day (see leaderboard/limits.py)."""
+        return self.data_dir / "invalid-submissions.json"
 
     @property
     def results_dir(self) -> Path:
@@ -105,6 +112,7 @@ class StoreSettings:
             hf_endpoint=(text("HF_ENDPOINT") or "").rstrip("/") or None,
             data_dir=Path(data_dir).expanduser() if data_dir else _default_data_dir(),
             submissions_per_day=_positive_int(env, "SUBMISSIONS_PER_DAY", 5),
+            invalid_submissions_per_day=_positive_int(env, "INVALID_SUBMISSIONS_PER_DAY", 20),
             refresh_seconds=_positive_float(env, "STORE_REFRESH_SECONDS", 300.0),
             hub_timeout=_positive_float(env, "HUB_TIMEOUT_SECONDS", 30.0),
         )

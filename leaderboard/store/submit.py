@@ -52,10 +52,13 @@ def submit_checked(
     data: bytes,
     metadata: dict | None = None,
     track: str | None = None,
+    admit: Callable[[Report], SubmitStatus | None] | None = None,
 ) -> SubmitStatus:
     """Validate `data` (named `filename` by the uploader), then store it if and only if it is valid.
 
     `track`, when given (the track picked in the form), must match the track the file declares.
+    `admit`, when given, sees the valid report before anything is stored and may refuse it with a
+    status (the board refuses duplicates by content and names taken by another submitter).
     """
     # Only the base name: uploads arrive as temp paths, browsers may send "C:\\fakepath\\x.jsonl".
     name = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
@@ -86,6 +89,9 @@ def submit_checked(
                 f"the file declares track {report.track!r} but the {track!r} track was selected"
             ],
         )
+    refused = admit(report) if admit is not None else None
+    if refused is not None:
+        return refused
     stored_meta = {
         **(metadata or {}),
         "system": report.system or {},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from ..submission import DEFAULT_MAX_BYTES
 from .layout import CSS, build
 
 
@@ -19,4 +20,6 @@ def launch_kwargs() -> dict:
         "css": CSS,
         "footer_links": ["api"],
         "show_error": False,  # internal failures reach people as a short message and a log reference (layout.guarded)
+        # The submission size cap (a .gz upload can't exceed it either): bigger uploads stop at the server's door.
+        "max_file_size": DEFAULT_MAX_BYTES,
     }

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import gradio as gr
+from gradio.utils import get_upload_folder
 
 from ..service import Board
 from ..tracks import TRACKS, Track
@@ -28,6 +29,7 @@ from .format import esc, num
 log = logging.getLogger(__name__)
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS = (ASSETS / "style.css").read_text(encoding="utf-8") if (ASSETS / "style.css").exists() else ""
+log = logging.getLogger(__name__)
 TITLE = "Open RAG Leaderboard"
 TAGLINE = "Retrieval-augmented generation over real documents: every number recomputed from raw predictions."
 
@@ -241,7 +243,9 @@ class TrackTab:
 
 # ---- the page ------------------------------------------------------------------------------------
 def build(board: Board) -> gr.Blocks:
-    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+    # delete_cache: every 10 minutes, uploads and cached outputs older than 30 minutes are swept, whatever no
+    # handler removed (an upload to /gradio_api/upload needs no submit, so only this bounds the folder).
+    with gr.Blocks(title=TITLE, analytics_enabled=False, delete_cache=(600, 1800)) as demo:
         gr.HTML(f'<header class="board-head"><h1>{esc(TITLE)}</h1><p>{esc(TAGLINE)}</p></header>')
         with gr.Row(equal_height=True):
             status = gr.HTML(status_html(board), elem_id="status")
@@ -473,7 +477,8 @@ def _all_systems(board: Board) -> list[tuple[str, str]]:
         for e in board.entries(name):
             if e.hidden:  # maintainers hid it: no view lists or opens it
                 continue
-            out.append((f"{t.title} · {e.name[:60]} · {e.id[:7]} ({e.status})", e.id))
+            status = f"duplicate of {e.duplicate_of[:7]}" if e.duplicate_of else e.status
+            out.append((f"{t.title} · {e.name[:60]} · {e.id[:7]} ({status})", e.id))
     return out
 
 
@@ -562,21 +567,33 @@ def _submit_tab(board: Board) -> None:
             return '<div class="errors">Choose a file to upload.</div>'
         overrides = {k: v.strip() for k, v in (("name", sys_name), ("organization", organisation), ("link", url),
                                                ("description", desc)) if v and v.strip()}
-        return submission_result_html(board, track_name, user, Path(path), overrides)
+        try:
+            return submission_result_html(board, track_name, user, Path(path), overrides)
+        finally:
+            discard_upload(Path(path))  # read (or refused) by now: it must not pile up in the upload folder
 
     inputs = [track, upload, name, org, link, description] + ([user_box] if user_box is not None else [])
-    go.click(submit, inputs, result, api_name="submit")
+    # Two submits at once per app: validation itself runs one at a time (service.VALIDATIONS_AT_ONCE), and the
+    # queue keeps other submitters waiting rather than holding more uploads in memory.
+    go.click(submit, inputs, result, api_name="submit", concurrency_limit=2)
+
+
+def discard_upload(path: Path) -> None:
+    """Delete an uploaded temp file (and its now empty folder); only inside Gradio's upload folder, never elsewhere."""
+    folder = Path(get_upload_folder()).resolve()
+    try:
+        path = path.resolve()
+        if folder not in path.parents:
+            return
+        path.unlink(missing_ok=True)
+        if path.parent != folder and not any(path.parent.iterdir()):
+            path.parent.rmdir()
+    except OSError as exc:  # another request may share the folder (same content hash): leave it to delete_cache
+        log.debug("upload %s not removed: %s", path, exc)
 
 
 def submission_result_html(board: Board, track_name: str, user: str, path: Path, overrides: dict) -> str:
-    from ..submission import with_system
-
-    data = path.read_bytes()
-    try:
-        data = with_system(data, path.name, overrides) if overrides else data
-    except ValueError as exc:
-        return f'<div class="errors">{esc(exc)}</div>'
-    status = board.submit(user=user, track=track_name, filename=path.name, data=data, metadata={"form": overrides})
+    status = board.submit_upload(user=user, track=track_name, path=path, overrides=overrides)
     head = f'<p class="submit-{esc(status.state)}"><b>{esc(status.state.replace("_", " "))}</b>: {esc(status.message)}</p>'
     if status.errors:
         items = "".join(f"<li><code>{esc(e)}</code></li>" for e in status.errors)

@@ -318,7 +318,9 @@ def detail(board: Board, entry_id: str | None) -> tuple[str, pd.DataFrame, pd.Da
 def _meta_html(e: Entry) -> str:
     s = e.summary
     track = TRACKS.get(s.get("track") or "")
-    rows = [("System", esc(e.name)), ("Status", esc(e.status)), ("Submission id", f"<code>{esc(e.id)}</code>"),
+    status = f"duplicate of {e.duplicate_of} (not ranked: the earliest copy of these predictions is)" if e.duplicate_of \
+        else e.status
+    rows = [("System", esc(e.name)), ("Status", esc(status)), ("Submission id", f"<code>{esc(e.id)}</code>"),
             ("File", f"<code>{esc(e.path)}</code>"), ("Submitted by", esc(e.user or "")),
             ("Submitted", esc(e.submitted_at or "")), ("Scored", esc(s.get("scored_at", ""))),
             ("Metric version", esc(s.get("metric_version", ""))), ("Judge", esc(judge_label(s.get("judge", ""))))]
