@@ -158,10 +158,26 @@ def values_over(data: bytes, limit: int, lines: bool = False) -> bool | str:
         return False
     if _marks_outside_strings(data, lines, limit) + 1 <= limit:
         return False
-    return "depth" if _DEEP_RUN.search(data) else True
+    return "depth" if _has_deep_run(data) else True
 
 
 _DEEP_RUN = re.compile(rb"[\[{](?:\s*(?:\"\"\s*:\s*)?[\[{]){%d}" % MAX_DEPTH)
+_DEEP_CHUNK, _DEEP_OVERLAP = 1 << 18, 1 << 12
+
+
+def _has_deep_run(data: bytes) -> bool:
+    """Whether `data` holds a run of openers deeper than MAX_DEPTH, searched a chunk at a time.
+
+    One regex search over a 57 MB file holds the GIL for seconds and stalls every other
+    request of the app; a chunk's search takes milliseconds. Chunks overlap by more than
+    a deep run's usual length; a run padded wider than that is still refused, by the value
+    count, only with the count's message.
+    """
+    view = memoryview(data)
+    for start in range(0, len(data), _DEEP_CHUNK):
+        if _DEEP_RUN.search(view[start : start + _DEEP_CHUNK + _DEEP_OVERLAP]):
+            return True
+    return False
 
 
 def _marks_outside_strings(data: bytes, lines: bool, limit: int) -> int:
