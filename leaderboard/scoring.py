@@ -455,9 +455,10 @@ class Rescorer:
             return Scored(str(path), *found, True)
         try:
             result = score_bytes(data, path.name, self.gold_sources, judge, self.max_bytes, progress)
-        except Exception as exc:  # a scorer bug must not take the board down; say so on the submission
-            log.exception("scoring %s failed", path)
-            result = Result(self._invalid(sha, [str(Problem("file", f"internal error while scoring: {type(exc).__name__}"))]))
+        except Exception:  # a scorer bug must not take the board down; say so on the submission, details in the log
+            ref = sha[:12]
+            log.exception("scoring %s failed (log ref %s)", path, ref)
+            result = Result(self._invalid(sha, [str(Problem("file", f"internal error while scoring (log ref {ref})"))]))
             return Scored(str(path), "", result.summary, False)
         key = self.cache.store(result)
         return Scored(str(path), key, result.summary, False)

@@ -87,3 +87,22 @@ def test_cli_score_json_has_the_contract_keys():
     assert result["track"] == "futurepedia"
     for key, (low, high) in result["ci"].items():
         assert low <= result["overall"][key] <= high
+
+
+def test_a_scorer_bug_is_reported_by_log_reference_only(tmp_path, monkeypatch, caplog):
+    """An internal error names no exception class or server path on the submission, and the log has the traceback."""
+    path = demo_files()[0]
+    secret = str(tmp_path / "server-only-path")
+
+    def explode(*args, **kwargs):
+        raise KeyError(secret)
+
+    for t in TRACKS.values():
+        monkeypatch.setattr(type(t), "score", explode)
+    result = Rescorer(tmp_path / "cache").score_file(path)
+    assert result.summary["status"] == "invalid"
+    [message] = result.summary["errors"]
+    ref = result.summary["sha256"][:12]
+    assert message == f"file: internal error while scoring (log ref {ref})"
+    assert "KeyError" not in message and secret not in message
+    assert any(ref in r.getMessage() and r.exc_info for r in caplog.records)
