@@ -2,7 +2,8 @@
 every submission valid against its gold, with systems that really differ.
 
 Checks here are self-contained (a few lines of metric code each) so they do
-not depend on the scoring modules they help to test.
+not depend on the scoring modules they help to test; from the track modules
+they take only the published lists (domains, languages, datasets, ...).
 """
 
 from __future__ import annotations

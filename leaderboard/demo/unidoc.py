@@ -37,7 +37,7 @@ _PUBLISHED_QUESTIONS = {  # domain -> number of questions in the published files
     "energy": 120, "finance": 208, "healthcare": 232, "legal": 224,
 }
 # The track's domains, in its order (the order decides which domains get temporal
-# comparisons); a domain the demo has no count or vocabulary for fails here, at import.
+# comparisons); a domain the demo has no question count for fails here, at import.
 UNIDOC_DOMAINS = {domain: _PUBLISHED_QUESTIONS[domain] for domain in DOMAINS}
 # The track's answer types as the gold files spell them (the track folds
 # "image_plus_text_as_answer" into "text_plus_image"), in the track's order.
@@ -47,10 +47,16 @@ _QTYPE_WEIGHTS = {  # published question-type counts (QUESTION_TYPE_GROUP keys),
     "factual_retrieval": 790, "comparison": 398, "causal_reasoning": 269, "summarization": 258,
     "temporal_comparison": 26, "comparative_analysis": 1,
 }
-# One published type per question-type group, the most frequent, so every group appears in every domain.
-_GROUP_REPRESENTATIVES: dict[str, str] = {}
-for _qtype in _QTYPE_WEIGHTS:
-    _GROUP_REPRESENTATIVES.setdefault(QUESTION_TYPE_GROUP[_qtype], _qtype)
+
+
+def _group_representatives() -> list[str]:
+    """The most frequent published type of each of the track's question-type groups, most frequent first."""
+    first: dict[str, str] = {}
+    for qtype in sorted(_QTYPE_WEIGHTS, key=_QTYPE_WEIGHTS.__getitem__, reverse=True):
+        first.setdefault(QUESTION_TYPE_GROUP[qtype], qtype)
+    return list(first.values())
+
+
 _DEMO_QUESTIONS_PER_DOMAIN = 12
 # Questions whose complete_answer is a JSON object, not text: in bench-size gold at the
 # positions of the two published ones, in the demo one.
@@ -370,7 +376,7 @@ def _unidoc_domain(seed: int, domain: str, n: int, dict_at: int | None) -> list[
     rng.shuffle(atypes)
     # Every group appears in every domain; temporal comparisons in every other
     # domain and the single published comparative_analysis kind in finance.
-    qtypes = list(_GROUP_REPRESENTATIVES.values())
+    qtypes = _group_representatives()
     if list(UNIDOC_DOMAINS).index(domain) % 2 == 0:
         qtypes.append("temporal_comparison")
     if domain == "finance":
