@@ -2,23 +2,34 @@
 every submission valid against its gold, with systems that really differ.
 
 Checks here are self-contained (a few lines of metric code each) so they do
-not depend on the scoring modules they help to test.
+not depend on the scoring modules they help to test; from the track modules
+they take only the published lists (domains, languages, datasets, ...).
 """
 
 from __future__ import annotations
 
+import ast
 import gzip
+import importlib
 import json
 import math
 import re
+import subprocess
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 
 from leaderboard import demo
+from leaderboard.demo.common import DemoGenerator, write
+from leaderboard.tracks import TRACKS
+from leaderboard.tracks import futurepedia as fp_track
+from leaderboard.tracks import unidoc as unidoc_track
+from leaderboard.tracks import vdr as vdr_track
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "demo"
+ROOT = Path(__file__).resolve().parents[1]
+ASSETS = ROOT / "assets" / "demo"
 LANGS = demo.LANGS
 QUESTION_KEYS = ["rewritten_question_obscured", "complete_answer", "chunk_used", "question_type", "answer_type"]
 QUESTION_TYPES = {"factual_retrieval", "comparison", "causal_reasoning", "summarization",
@@ -75,6 +86,16 @@ def test_generation_is_byte_identical(fresh, tmp_path):
 
 def test_committed_demo_is_a_fresh_generation(fresh):
     assert_same_tree(ASSETS, fresh, "assets/demo is stale: run `python -m leaderboard.demo`")
+
+
+def test_cli_and_module_entry_points_reproduce_the_bundled_demo(tmp_path, capsys):
+    from leaderboard import cli
+
+    cli.main(["demo", "--out", str(tmp_path / "cli")])
+    assert "demo data written" in capsys.readouterr().out
+    assert_same_tree(ASSETS, tmp_path / "cli", "`python -m leaderboard demo` no longer reproduces assets/demo")
+    subprocess.run([sys.executable, "-m", "leaderboard.demo", str(tmp_path / "module")], cwd=ROOT, check=True)
+    assert_same_tree(ASSETS, tmp_path / "module", "`python -m leaderboard.demo` no longer reproduces assets/demo")
 
 
 def test_regeneration_removes_stale_files(tmp_path):
@@ -227,7 +248,7 @@ def test_vdr_gold_schema():
 def check_unidoc(gold: dict[str, dict], subs) -> None:
     for name, system, records in subs:
         assert 1 <= len(system["name"]) <= 80 and system["link"].startswith("https://")
-        assert system["paradigm"] in {"text", "image", "mm-joint", "mm-fusion", "other"}
+        assert system["paradigm"] in unidoc_track.PARADIGMS
         ids = [r["id"] for r in records]
         assert records and len(ids) == len(set(ids)) and set(ids) <= set(gold), name
         for r in records:
@@ -300,7 +321,8 @@ def test_demo_submission_counts_and_special_cases():
     fp = submissions("futurepedia")
     assert 5 <= len(fp) <= 8 and any({r["task"] for r in recs} == {"monolingual"} for _, _, recs in fp)
     vdr = submissions("vdr")
-    assert 10 <= len(vdr) <= 14 and {s["method"] for _, s, _ in vdr} == set(demo._VDR_METHODS)
+    # Every method the track names has a demo system, except the catch-all "other".
+    assert 10 <= len(vdr) <= 14 and {s["method"] for _, s, _ in vdr} == set(vdr_track.METHODS) - {"other"}
     ties = sum(len({x["score"] for x in r["ranking"]}) < len(r["ranking"]) for _, _, recs in vdr for r in recs)
     assert ties > 0
 
@@ -432,8 +454,110 @@ def test_bench_gold_sizes(tmp_path):
 
 def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError):
-        demo.make_gold("nope", tmp_path)
-    with pytest.raises(ValueError):
         demo.make_gold("vdr", tmp_path, size="huge")
-    with pytest.raises(ValueError):
-        demo.make_submissions("nope", tmp_path, 1)
+    assert not any(tmp_path.iterdir())
+
+
+# --------------------------------------------------------------------------- the registry, the track modules
+
+
+def test_every_track_has_a_demo_generator():
+    assert set(demo.GENERATORS) == set(TRACKS)
+    assert all(name == g.track for name, g in demo.GENERATORS.items())
+
+
+def test_an_unknown_track_is_an_error_not_another_tracks_data(tmp_path):
+    # Before the registry, a track without a generator of its own silently got vdr submissions.
+    for call in (lambda: demo.make_gold("nope", tmp_path), lambda: demo.make_submissions("nope", tmp_path, 1),
+                 lambda: demo.make_submissions("nope", tmp_path, 1, questions_per_domain=2)):
+        with pytest.raises(ValueError, match="no demo generator for track 'nope'"):
+            call()
+    assert not any(tmp_path.iterdir())
+
+
+def _toy_gold(out_dir: Path, seed: int, size: str) -> Path:
+    write(out_dir / "toy.json", json.dumps({"seed": seed, "size": size}).encode())
+    return out_dir
+
+
+def _toy_submissions(gold: Path, exts: list[str], rng, seed: int) -> list[tuple[str, bytes]]:
+    return [(f"toy-{i}{ext}", f"{rng.random()} {seed}".encode()) for i, ext in enumerate(exts)]
+
+
+def test_a_registered_generator_is_looked_up_by_its_track(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo, "GENERATORS", dict(demo.GENERATORS))  # keep the registration inside this test
+    toy = DemoGenerator("toy", _toy_gold, lambda gold, seed: [("toy-system.jsonl", b"{}\n")], _toy_submissions,
+                        benchmark="Toy-Bench", gold_layout="`gold/toy/toy.json`: one toy file")
+    assert demo.register(toy) is toy
+    with pytest.raises(ValueError, match="already registered"):
+        demo.register(toy)
+    demo.write_demo(tmp_path)
+    assert json.loads((tmp_path / "gold" / "toy" / "toy.json").read_bytes()) == {"seed": 0, "size": "demo"}
+    assert (tmp_path / "submissions" / "toy" / "toy-system.jsonl").read_bytes() == b"{}\n"
+    readme = (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert "UniDoc-Bench, Futurepedia, ViDoRe and Toy-Bench gold files" in readme.replace("\n", " ")
+    assert "- `gold/toy/toy.json`: one toy file\n- `submissions/<track>/`" in readme
+    assert_same_tree(tmp_path / "gold" / "vdr", ASSETS / "gold" / "vdr")  # the other tracks are untouched
+    gold = demo.make_gold("toy", tmp_path / "bench", 4, size="bench")
+    subs = demo.make_submissions("toy", gold, 6, seed=4)
+    assert [name for name, _ in subs] == ["toy-0.json", "toy-1.jsonl", "toy-2.jsonl", "toy-3.jsonl", "toy-4.jsonl",
+                                          "toy-5.jsonl.gz"]
+    assert subs == demo.make_submissions("toy", gold, 6, seed=4) != demo.make_submissions("toy", gold, 6, seed=5)
+    with pytest.raises(ValueError, match="questions_per_domain does not apply to the toy track"):
+        demo.make_submissions("toy", gold, 1, questions_per_domain=2)
+
+
+def test_generated_gold_uses_the_tracks_published_lists():
+    gold = unidoc_gold(ASSETS / "gold" / "unidoc")
+    assert tuple(demo.UNIDOC_DOMAINS) == unidoc_track.DOMAINS
+    for domain in unidoc_track.DOMAINS:
+        questions = [q for qid, q in gold.items() if qid.startswith(domain + "-")]
+        groups = {unidoc_track.QUESTION_TYPE_GROUP[q["question_type"]] for q in questions}
+        assert groups == set(unidoc_track.QUESTION_TYPES), domain  # every group in every domain
+        answer_types = {unidoc_track.ANSWER_TYPE_NAME[q["answer_type"]] for q in questions}
+        assert answer_types == set(unidoc_track.ANSWER_TYPES), domain
+    assert demo.LANGS == fp_track.LANGS
+    for table in (demo.futurepedia._ADJECTIVES, demo.futurepedia._NOUNS, demo.futurepedia._TYPES,
+                  *demo.futurepedia._CATEGORIES.values()):
+        assert all(len(row) == len(fp_track.LANGS) for row in table)  # one word per track language
+    tasks = {t for _, system, _ in submissions("futurepedia") for t in system["tasks"]}
+    assert tasks == set(fp_track.TASKS)
+    datasets = set(read_qrels(ASSETS / "gold" / "vdr"))
+    assert set(vdr_track.FAMILIES["ViDoRe-V2"]) <= datasets <= {d for f in vdr_track.FAMILIES.values() for d in f}
+
+
+def leaves(value):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from leaves(item)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from leaves(item)
+    else:
+        yield value
+
+
+def test_demo_readers_share_no_code_with_the_scorer():
+    """The demo takes published lists from the track modules, never their parsing code.
+
+    A submission built from the scorer's own reading of the gold would agree with
+    the scorer even where the scorer misreads the gold; the demo's readers stay its own.
+    """
+    imported = []
+    for path in sorted((ROOT / "leaderboard" / "demo").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            names = [a.name for a in node.names]
+            module = getattr(node, "module", None) or ""
+            if not any("tracks" in x for x in (module, *names)):
+                continue
+            assert isinstance(node, ast.ImportFrom) and node.level == 2 and module.startswith("tracks."), path.name
+            track_module = importlib.import_module(f"leaderboard.{module}")
+            imported += [(path.name, name, getattr(track_module, name)) for name in names]
+    assert {"DOMAINS", "LANGS", "FAMILIES"} <= {name for _, name, _ in imported}
+    for filename, name, value in imported:
+        # Published lists: names, or mappings between names; no functions, patterns or classes.
+        assert name.isupper() and not name.startswith("_") and isinstance(value, (tuple, dict)), f"{filename}: {name}"
+        assert all(isinstance(leaf, str) for leaf in leaves(value)), f"{filename}: {name}"
