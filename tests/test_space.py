@@ -93,7 +93,7 @@ def submit(client: Client) -> str:
 
 def test_local_hub_board_submits_as_the_logged_in_user(hub, tmp_path):
     """Off a Space, Gradio mocks the login with the machine's token: whoami on the (fake) Hub names the user."""
-    env = {"HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN, "SUBMISSIONS_REPO": SUBS}
+    env = {"HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN, "SUBMISSIONS_REPO": SUBS, "LOCAL_LOGIN": "1"}
     with app_process(tmp_path, env) as (url, log):
         api = Client(url, verbose=False).view_api(return_format="dict", print_info=False)
         params = [p["parameter_name"] for p in api["named_endpoints"]["/submit"]["parameters"]]

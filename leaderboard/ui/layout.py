@@ -528,13 +528,14 @@ def _on_space() -> bool:
 
 
 def login_required(board: Board) -> bool:
-    """Submit as a logged-in Hugging Face user on a Space, and wherever submissions go to a Hub repo with a token.
+    """Submit as a logged-in Hugging Face user on a Space; off a Space only when LOCAL_LOGIN=1 asks for it.
 
-    Off a Space, Gradio mocks the login with the machine's own token (whoami on HF_ENDPOINT): a Hub-backed board
-    run locally attributes submissions to that account, never to a typed-in name.
+    Off a Space, Gradio mocks the login with the machine's own token (get_token(), whoami on HF_ENDPOINT) and asks
+    the Hub who that is while the page is built: an unreachable Hub or a machine without a token would then stop
+    the app from starting. So a locally run board (a maintainer's machine, tests) uses it only on request; a
+    Hub-backed board run locally without it takes the typed-in name, as the local demo does.
     """
-    st = board.store_settings
-    return _on_space() or bool(st.submissions_repo and st.hf_token)
+    return _on_space() or os.environ.get("LOCAL_LOGIN", "").strip() == "1"
 
 
 def _submit_tab(board: Board) -> None:
