@@ -114,6 +114,37 @@ def _guard_all(demo: gr.Blocks) -> None:
 _API_FILTER_NAMES = {"has": "has_results_for"}
 
 
+# ---- controls whose choices are (label, key) pairs --------------------------------------------------
+def _by_label(choices, payload):
+    labels = {label: key for label, key in choices}
+    if isinstance(payload, list):
+        return [labels.get(p, p) if isinstance(p, str) else p for p in payload]
+    return labels.get(payload, payload) if isinstance(payload, str) else payload
+
+
+class KeyedDropdown(gr.Dropdown):
+    """A dropdown of (label, key) choices whose value is the key; a label is accepted too (API callers and links
+    made before keys were used sent labels)."""
+
+    is_template = True  # the browser draws it as a plain dropdown
+
+    def preprocess(self, payload):
+        return super().preprocess(_by_label(self.choices, payload))
+
+
+class KeyedCheckboxGroup(gr.CheckboxGroup):
+    """Checkboxes of (label, key) choices whose value is the keys; labels are accepted too (as KeyedDropdown)."""
+
+    is_template = True
+
+    def preprocess(self, payload):
+        return super().preprocess(_by_label(self.choices, payload))
+
+
+def _keyed(choices) -> list[tuple[str, str]]:
+    return [c if isinstance(c, tuple) else (c, c) for c in choices]
+
+
 # ---- one track tab --------------------------------------------------------------------------------
 class TrackTab:
     """Controls, table, CSV export and lazily built charts of one track."""
@@ -121,21 +152,21 @@ class TrackTab:
     def __init__(self, board: Board, track: Track):
         self.board, self.track = board, track
         t = track
-        metric_labels = [m.label for m in t.metrics]
+        metric_choices = [(m.label, m.key) for m in t.metrics]
         with gr.Row(equal_height=True):
             self.search = gr.Textbox(label="Search systems", placeholder="name or organisation", scale=2,
                                      elem_id=f"{t.name}-search")
-            self.rank_by = gr.Dropdown(metric_labels, value=t.metric(t.rank_by).label, label="Rank by", scale=1,
+            self.rank_by = KeyedDropdown(metric_choices, value=t.rank_by, label="Rank by", scale=1,
                                        elem_id=f"{t.name}-rank-by")
             self.slice = gr.Dropdown(views.slice_choices(board, t), value=views.ALL, label="Scores on", scale=1,
                                      elem_id=f"{t.name}-slice")
         choices = views.filter_choices(board, t)
         self.filter_fields = views.filter_fields(t)
         with gr.Row():
-            self.filters = [gr.Dropdown(choices.get(f.key, []), value=[], multiselect=True, label=f.label,
+            self.filters = [KeyedDropdown(_keyed(choices.get(f.key, [])), value=[], multiselect=True, label=f.label,
                                         elem_id=f"{t.name}-filter-{f.key}") for f in self.filter_fields]
         with gr.Accordion("Columns", open=False):
-            self.columns = gr.CheckboxGroup(views.optional_columns(t), value=views.default_columns(t),
+            self.columns = KeyedCheckboxGroup(views.optional_columns(t), value=views.default_columns(t),
                                             label="Shown columns", elem_id=f"{t.name}-columns")
         disp, raw = views.table_frames(board, t.name)
         self.table = gr.Dataframe(views.table_value(disp, raw, t), datatype=views.datatypes(disp, t), interactive=False, wrap=True,
@@ -147,7 +178,7 @@ class TrackTab:
                     "“Rank (CI)” is the best rank the 95% intervals allow.</p>")
         with gr.Accordion("Charts", open=True):
             with gr.Row():
-                self.chart_metric = gr.Dropdown(metric_labels, value=t.metric(t.rank_by).label, label="Chart metric",
+                self.chart_metric = KeyedDropdown(metric_choices, value=t.rank_by, label="Chart metric",
                                                 scale=1, elem_id=f"{t.name}-chart-metric")
                 systems = views.system_choices(board, t.name)
                 self.chart_system = gr.Dropdown(systems, value=systems[0][1] if systems else None,
@@ -184,14 +215,16 @@ class TrackTab:
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
         columns = rest[len(self.filter_fields)]
         disp, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns)
-        pinned = 3 if "Rank (CI)" in disp.columns else 2
-        query = urlstate.encode({"tab": self.track.name, "rank": rank_by, "slice": None if slice_choice == views.ALL else slice_choice,
+        pinned = sum(1 for c in views.shown_columns(disp, self.track) if c.kind == "rank") + 1  # ranks and System
+        rank_key = views.cols.metric_key(self.track, rank_by)
+        keys = views.cols.keys_of(self.track, columns)
+        query = urlstate.encode({"tab": self.track.name, "rank": rank_key, "slice": None if slice_choice == views.ALL else slice_choice,
                                  "q": search, **{f"f.{k}": v for k, v in filters.items()},
-                                 "cols": None if set(columns or []) == set(views.default_columns(self.track)) else columns or ["-"]})
-        rank_label = rank_by if rank_by in [m.label for m in self.track.metrics] else self.track.metric(self.track.rank_by).label
+                                 "cols": None if set(keys) == set(views.default_columns(self.track)) else keys or ["-"]})
+        rank_label = self.track.metric(rank_key).label
         scope = "" if slice_choice in (None, views.ALL) else f", scores on {slice_choice}"
         return (gr.update(value=views.table_value(disp, raw, self.track), datatype=views.datatypes(disp, self.track), pinned_columns=pinned,
-                          column_widths=views.column_widths(disp), label=f"{self.track.title}: ranked by {rank_label}{scope}"),
+                          column_widths=views.column_widths(disp, self.track), label=f"{self.track.title}: ranked by {rank_label}{scope}"),
                 query if active == self.track.name else gr.update())
 
     def table_api(self, *controls):
@@ -225,19 +258,19 @@ class TrackTab:
     def restore(self, params: dict[str, list[str]]) -> list:
         """Control values from a permalink (unknown values fall back to defaults)."""
         t = self.track
-        labels = [m.label for m in t.metrics]
-        rank = urlstate.first(params, "rank")
         slice_choice = urlstate.first(params, "slice", views.ALL)
         cols = params.get("cols")
-        out = [gr.update(value=rank if rank in labels else t.metric(t.rank_by).label),
+        out = [gr.update(value=views.cols.metric_key(t, urlstate.first(params, "rank"))),  # a key, or an older link's label
                gr.update(choices=views.slice_choices(self.board, t),
                          value=slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL),
                gr.update(value=urlstate.first(params, "q", ""))]
         choices = views.filter_choices(self.board, t)
         for f in self.filter_fields:
-            wanted = [v for v in params.get(f"f.{f.key}", []) if v in choices.get(f.key, [])]
-            out.append(gr.update(choices=choices.get(f.key, []), value=wanted))
-        out.append(gr.update(value=[c for c in cols if c in views.optional_columns(t)] if cols else views.default_columns(t)))
+            keyed = _keyed(choices.get(f.key, []))
+            wanted = [v for v in _by_label(keyed, params.get(f"f.{f.key}", [])) if v in {k for _, k in keyed}]
+            out.append(gr.update(choices=keyed, value=wanted))
+        optional = {k for _, k in views.optional_columns(t)}
+        out.append(gr.update(value=[k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)))
         return out
 
 
