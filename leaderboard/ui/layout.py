@@ -122,23 +122,17 @@ def _by_label(choices, payload):
     return labels.get(payload, payload) if isinstance(payload, str) else payload
 
 
-class KeyedDropdown(gr.Dropdown):
-    """A dropdown of (label, key) choices whose value is the key; a label is accepted too (API callers and links
-    made before keys were used sent labels)."""
+def accepts_labels(component):
+    """`component` (choices of (label, key) pairs, its value the key) also taking a label as input: API callers
+    and links made before keys were used sent labels. The page itself always sends keys.
 
-    is_template = True  # the browser draws it as a plain dropdown
-
-    def preprocess(self, payload):
-        return super().preprocess(_by_label(self.choices, payload))
-
-
-class KeyedCheckboxGroup(gr.CheckboxGroup):
-    """Checkboxes of (label, key) choices whose value is the keys; labels are accepted too (as KeyedDropdown)."""
-
-    is_template = True
-
-    def preprocess(self, payload):
-        return super().preprocess(_by_label(self.choices, payload))
+    An instance patch, not a subclass: Gradio writes a .pyi stub next to the module of every component class.
+    A session whose control Gradio re-creates after an update (a restored permalink) gets a plain copy, which
+    takes keys, which is all the page sends.
+    """
+    plain = component.preprocess
+    component.preprocess = lambda payload: plain(_by_label(component.choices, payload))
+    return component
 
 
 def _keyed(choices) -> list[tuple[str, str]]:
@@ -156,18 +150,18 @@ class TrackTab:
         with gr.Row(equal_height=True):
             self.search = gr.Textbox(label="Search systems", placeholder="name or organisation", scale=2,
                                      elem_id=f"{t.name}-search")
-            self.rank_by = KeyedDropdown(metric_choices, value=t.rank_by, label="Rank by", scale=1,
-                                       elem_id=f"{t.name}-rank-by")
+            self.rank_by = accepts_labels(gr.Dropdown(metric_choices, value=t.rank_by, label="Rank by", scale=1,
+                                                      elem_id=f"{t.name}-rank-by"))
             self.slice = gr.Dropdown(views.slice_choices(board, t), value=views.ALL, label="Scores on", scale=1,
                                      elem_id=f"{t.name}-slice")
         choices = views.filter_choices(board, t)
         self.filter_fields = views.filter_fields(t)
         with gr.Row():
-            self.filters = [KeyedDropdown(_keyed(choices.get(f.key, [])), value=[], multiselect=True, label=f.label,
-                                        elem_id=f"{t.name}-filter-{f.key}") for f in self.filter_fields]
+            self.filters = [accepts_labels(gr.Dropdown(_keyed(choices.get(f.key, [])), value=[], multiselect=True, label=f.label,
+                                                       elem_id=f"{t.name}-filter-{f.key}")) for f in self.filter_fields]
         with gr.Accordion("Columns", open=False):
-            self.columns = KeyedCheckboxGroup(views.optional_columns(t), value=views.default_columns(t),
-                                            label="Shown columns", elem_id=f"{t.name}-columns")
+            self.columns = accepts_labels(gr.CheckboxGroup(views.optional_columns(t), value=views.default_columns(t),
+                                                           label="Shown columns", elem_id=f"{t.name}-columns"))
         disp, raw = views.table_frames(board, t.name)
         self.table = gr.Dataframe(views.table_value(disp, raw, t), datatype=views.datatypes(disp, t), interactive=False, wrap=True,
                                   pinned_columns=3, show_search="none", max_height=640, elem_id=f"{t.name}-table",
@@ -178,7 +172,7 @@ class TrackTab:
                     "“Rank (CI)” is the best rank the 95% intervals allow.</p>")
         with gr.Accordion("Charts", open=True):
             with gr.Row():
-                self.chart_metric = KeyedDropdown(metric_choices, value=t.rank_by, label="Chart metric",
+                self.chart_metric = gr.Dropdown(metric_choices, value=t.rank_by, label="Chart metric",
                                                 scale=1, elem_id=f"{t.name}-chart-metric")
                 systems = views.system_choices(board, t.name)
                 self.chart_system = gr.Dropdown(systems, value=systems[0][1] if systems else None,
