@@ -13,7 +13,10 @@ import os
 # Quiet offline: no analytics, no telemetry (set before gradio / huggingface_hub import).
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-if not os.environ.get("SUBMISSIONS_REPO") and not any(os.environ.get(f"{t}_GOLD") for t in ("UNIDOC", "FUTUREPEDIA", "VDR")):
+
+from leaderboard.tracks import TRACKS  # imports no Hub client: the offline switch below still applies
+
+if not os.environ.get("SUBMISSIONS_REPO") and not any(os.environ.get(t.gold_env) for t in TRACKS.values()):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing to fetch from the Hub in the local default
 
 from leaderboard.service import Board

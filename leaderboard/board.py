@@ -88,12 +88,6 @@ def rank_upper_bound(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     return 1 + (low[None, :] > high[:, None]).sum(axis=1)
 
 
-def vdr_retention(rows: pd.DataFrame) -> pd.Series:
-    """nDCG@5 of a compressed run over that of the same model with method `none` (best such run)."""
-    base = rows[rows["method"] == "none"].groupby("model")["ndcg@5"].max()
-    return rows["ndcg@5"] / rows["model"].map(base)
-
-
 def table(track: Track, entries: list[Entry], *, include_hidden: bool = False, rank_by: str | None = None,
           slice_: tuple[str, str] | None = None) -> pd.DataFrame:
     """One row per submission: rank, rank upper bound, metadata, metrics with CI bounds, status.
@@ -126,14 +120,15 @@ def table(track: Track, entries: list[Entry], *, include_hidden: bool = False, r
             row[m.key] = overall.get(m.key)
             low_high = ci.get(m.key) or [None, None]
             row[f"{m.key}:low"], row[f"{m.key}:high"] = low_high
-            if f"{m.key}_var" in overall:
-                row[f"{m.key}_var"] = overall[f"{m.key}_var"]
+        for c in track.extra_columns:  # reported by the scorer (futurepedia VAR); derived ones come below
+            if c.key in overall:
+                row[c.key] = overall[c.key]
         rows.append(row)
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    if track.name == "vdr" and {"model", "method", "ndcg@5"} <= set(df.columns):
-        df["retention"] = vdr_retention(df)
+    for key, values in track.derive_columns(df).items():  # computed across systems (vdr retention)
+        df[key] = values
     key = rank_by or track.rank_by
     scored = (df["status"] == "scored") & df[key].notna()
     df["rank"] = pd.NA

@@ -123,13 +123,16 @@ def main(argv: list[str] | None = None) -> None:
                                ("score", cmd_score, "rescore a submission from its raw predictions")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("submission")
-        p.add_argument("--gold", help="local path or Hugging Face dataset id (default: the bundled demo gold)")
+        p.add_argument("--gold", help="local path or Hugging Face dataset id (default: $" + "/$".join(t.gold_env for t in TRACKS.values())
+                       + " for the file's track, else the bundled demo gold)")
         p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help="size cap on the decompressed file")
         p.set_defaults(fn=fn)
         if name == "score":
             p.add_argument("--json", action="store_true", help="print one JSON object")
             p.add_argument("--judge", choices=("none", "lexical", "openai"), default=None,
-                           help="judge for completeness / faithfulness (unidoc); default: $JUDGE or none")
+                           help="judge for the judged metrics (" + ", ".join(f"{t.name}: {', '.join(m.key for m in t.judged_metrics)}"
+                                                                 for t in TRACKS.values() if t.judged_metrics)
+                                + "); default: $JUDGE or none")
             p.add_argument("--dry-run", action="store_true",
                            help="with --judge: print how many judge calls and tokens scoring would cost, spend nothing")
     p = sub.add_parser("demo", help="regenerate the bundled demo data")

@@ -384,7 +384,8 @@ def _unit_info(track, gold) -> dict[str, dict]:
 
 
 def _judgeable(entry: Entry) -> bool:
-    return entry.summary.get("track") == "unidoc" and entry.summary.get("extra", {}).get("answered", 0) > 0
+    track = TRACKS.get(entry.summary.get("track") or "")
+    return track is not None and track.wants_judge(entry.summary)
 
 
 def _name_key(name) -> str:

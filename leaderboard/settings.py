@@ -2,7 +2,7 @@
 
 | variable | default | meaning |
 |---|---|---|
-| UNIDOC_GOLD, FUTUREPEDIA_GOLD, VDR_GOLD | bundled demo gold | local path or Hugging Face dataset id of a track's gold |
+| `<TRACK>_GOLD` (UNIDOC_GOLD...: `Track.gold_env`, one per registered track) | bundled demo gold | local path or Hugging Face dataset id of a track's gold |
 | JUDGE | `lexical` in the app, `none` in the CLI | `none`, `lexical` (offline approximation) or `openai` |
 | JUDGE_MODEL | `gpt-4o-mini` | model name for the `openai` judge |
 | OPENAI_BASE_URL, OPENAI_API_KEY | the openai client's own defaults | any OpenAI-compatible server |
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .store.settings import _default_data_dir, _positive_float, _positive_int
+from .tracks import TRACKS
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Settings:
         data_dir = text("LEADERBOARD_DATA_DIR")
         return cls(
             data_dir=Path(data_dir).expanduser() if data_dir else _default_data_dir(),
-            gold={t: text(f"{t.upper()}_GOLD") for t in ("unidoc", "futurepedia", "vdr")},
+            gold={name: text(track.gold_env) for name, track in TRACKS.items()},
             judge=judge,
             judge_model=text("JUDGE_MODEL") or "gpt-4o-mini",
             openai_base_url=text("OPENAI_BASE_URL"),

@@ -194,14 +194,14 @@ def test_control_change_updates_url_and_permalink_restores_view(app, page_factor
     page = page_factory()
     open_board(page, app)
     pick(page, "unidoc-rank-by", "Completeness")
-    page.wait_for_function("location.search.includes('rank=Completeness')")
+    page.wait_for_function("location.search.includes('rank=completeness')")
     pick(page, "unidoc-filter-paradigm", "text")
     page.keyboard.press("Escape")
     page.wait_for_function("location.search.includes('f.paradigm=text')")
     page.fill("#unidoc-search textarea, #unidoc-search input", "bge")
     page.wait_for_function("location.search.includes('q=bge')")
     q = query(page)
-    assert q["tab"] == ["unidoc"] and q["rank"] == ["Completeness"] and q["f.paradigm"] == ["text"] and q["q"] == ["bge"]
+    assert q["tab"] == ["unidoc"] and q["rank"] == ["completeness"] and q["f.paradigm"] == ["text"] and q["q"] == ["bge"]
     wait_rows(page, "unidoc-table", ["TextRAG: BGE-M3 + Qwen2.5-7B"])
     table = rows(page, "unidoc-table")
     label = page.inner_text("#unidoc-table p")
@@ -219,11 +219,13 @@ def test_control_change_updates_url_and_permalink_restores_view(app, page_factor
     fresh.wait_for_function("location.search.includes('q=bge')")
     assert query(fresh) == q  # the restored page keeps the same permalink
 
-    # another track's tab, restored from its own permalink
+    # another track's tab, restored from its own permalink; an older link naming the metric by its label still works
     other = page_factory()
     other.goto(app.url + "?tab=vdr&f.model=colqwen2-v1.0&f.method=merge&rank=nDCG%405")
     wait_rows(other, "vdr-table", ["colqwen2-v1.0 (merge 50%)", "colqwen2-v1.0 (merge 75%)", "colqwen2-v1.0 (merge 90%)"])
     assert other.locator("#main-tabs [role=tab][aria-selected=true]").first.inner_text().strip() == "VDR compression"
+    other.wait_for_function("location.search.includes('rank=ndcg%405')")  # rewritten with the metric's key
+    assert other.input_value("#vdr-rank-by input") == "nDCG@5"
 
 
 def test_compare_tab_and_its_permalink(app, page_factory):

@@ -30,6 +30,8 @@ def read_variables() -> set[str]:
             found.update(pattern.findall(code))
         for suffix in PER_TRACK.findall(code):
             found.update(f"{t.upper()}{suffix}" for t in TRACKS)
+        if ".gold_env" in code:  # each track's gold variable, named by Track.gold_env
+            found.update(t.gold_env for t in TRACKS.values())
     return found
 
 

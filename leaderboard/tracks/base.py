@@ -63,6 +63,26 @@ class Chart:
     x: str = ""
     y: str = ""
     group: str = ""
+    # The chart's own wording (empty: a generic default built from the metric and axis labels).
+    empty: str = ""  # the message drawn while no system has data for it
+    x_title: str = ""
+    y_title: str = ""
+
+
+@dataclass(frozen=True)
+class TableColumn:
+    """A column a track adds to its table beyond its metrics and system fields (vdr retention, futurepedia VAR).
+
+    Its value is `summary["overall"][key]` when the scorer reports it there, else what `Track.derive_columns`
+    computes from the table's rows.
+    """
+
+    key: str
+    label: str
+    description: str = ""
+    percent: bool = False  # shown as a share
+    digits: int = 3
+    shown: bool = True  # among the default columns
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,7 @@ class SystemField:
     choices: tuple[str, ...] = ()
     filter: bool = False  # offered as a filter on the board
     kind: str = "text"  # text | url | int
+    shown: bool = True  # a table column shown by default (links and long text are never table columns)
 
 
 @dataclass
@@ -200,6 +221,13 @@ class Track(ABC):
     # Axes whose values can replace the overall numbers in the table (a language, a family...).
     slice_axes: tuple[str, ...] = ()
     gold_patterns: tuple[str, ...] = ("*",)
+    # Table columns beyond metrics and system fields, in display order.
+    extra_columns: tuple[TableColumn, ...] = ()
+    # A system may report only some of the metrics (a task left out): the board offers "Has results for".
+    # Judged tracks always offer it (answers not judged yet).
+    partial_metrics: bool = False
+    # How the bootstrap resamples this track's units, in words, for the About tab.
+    resampling: str = "units resampled independently"
 
     # ---- declarations helpers -------------------------------------------------
     def metric(self, key: str) -> Metric:
@@ -208,6 +236,23 @@ class Track(ABC):
     @property
     def demo_gold(self) -> Path:
         return DEMO_GOLD / self.name
+
+    @property
+    def gold_env(self) -> str:
+        """The environment variable naming this track's gold (a local path or a dataset id)."""
+        return f"{self.name.upper()}_GOLD"
+
+    @property
+    def judged_metrics(self) -> tuple[Metric, ...]:
+        return tuple(m for m in self.metrics if m.needs_judge)
+
+    def wants_judge(self, summary: dict) -> bool:
+        """Whether a scored submission has anything for the judge (the service queues only those)."""
+        return bool(self.judged_metrics)
+
+    def derive_columns(self, rows) -> dict:
+        """{extra column key: values aligned with `rows`} for extra columns computed across systems (a DataFrame)."""
+        return {}
 
     # ---- gold -------------------------------------------------------------------
     def resolve_gold(self, source: str | Path | None) -> Path:

@@ -23,6 +23,7 @@ from .base import (
     Metric,
     Scores,
     SystemField,
+    TableColumn,
     Track,
     UnitIndex,
     canonical_json,
@@ -107,21 +108,30 @@ class FuturepediaTrack(Track):
     system_fields = (
         SystemField("name", "System", required=True),
         SystemField("organization", "Organisation"),
-        SystemField("retriever", "Retriever"),
-        SystemField("generator", "Generator", filter=True),
+        SystemField("retriever", "Retriever", shown=False),
+        SystemField("generator", "Generator", filter=True, shown=False),
         SystemField("judge_note", "Judge note"),
         SystemField("link", "Link", kind="url"),
         SystemField("description", "Description"),
-        SystemField("top_k", "top-k", kind="int"),
+        SystemField("top_k", "top-k", kind="int", shown=False),
     )
     unit_label = "answer"
     charts = (
         Chart("by_axis", "Per query language", axis="language"),
-        Chart("avg_var", "Average vs variance across languages", axis="language"),
-        Chart("shares", "Whose answer is trusted: selection share per document language", axis="doc_language"),
-        Chart("pair_heatmap", "Cross-lingual: query language x document language", axis="language_pair"),
+        Chart("avg_var", "Average vs variance across languages", axis="language",
+              y_title="VAR across languages (lower = more even)"),
+        Chart("shares", "Whose answer is trusted: selection share per document language", axis="doc_language",
+              empty="No system has submitted the selection task yet.",
+              x_title="mean share of the answer taken from each document language"),
+        Chart("pair_heatmap", "Cross-lingual: query language x document language", axis="language_pair",
+              empty="No system has cross-lingual results yet.", x_title="document language", y_title="query language"),
     )
     slice_axes = ("language",)
+    # The scorer reports each metric's variance across query languages as overall["<key>_var"].
+    extra_columns = tuple(TableColumn(f"{m.key}_var", f"{m.label} VAR", f"Variance of {m.label} across query languages.",
+                                      digits=4, shown=False) for m in metrics)
+    partial_metrics = True  # the selection task and the cross-lingual runs are optional
+    resampling = "record ids as clusters (all units of an id move together)"
     gold_patterns = ("mul_ans_all.json", "**/mul_ans_all.json")
 
     # ---- gold ---------------------------------------------------------------------

@@ -197,12 +197,12 @@ class UnidocTrack(Track):
         SystemField("name", "System", required=True),
         SystemField("organization", "Organisation"),
         SystemField("paradigm", "Paradigm", required=True, choices=PARADIGMS, filter=True),
-        SystemField("retriever", "Retriever"),
-        SystemField("generator", "Generator"),
+        SystemField("retriever", "Retriever", shown=False),
+        SystemField("generator", "Generator", shown=False),
         SystemField("judge_note", "Judge note"),
         SystemField("link", "Link", kind="url"),
         SystemField("description", "Description"),
-        SystemField("top_k", "top-k", kind="int"),
+        SystemField("top_k", "top-k", kind="int", shown=False),
     )
     charts = (
         Chart("by_axis", "Per domain", axis="domain"),
@@ -211,6 +211,11 @@ class UnidocTrack(Track):
         Chart("scatter", "Retrieval vs end-to-end", x="recall@10", y="completeness"),
     )
     slice_axes = ("domain", "question_type", "answer_type")
+    resampling = "questions"
+
+    def wants_judge(self, summary: dict) -> bool:
+        """Only a submission with answers has anything to judge (a retrieval-only run has none)."""
+        return summary.get("extra", {}).get("answered", 0) > 0
     gold_patterns = tuple(f"**{d}.json" for d in DOMAINS) + tuple(f"{d}.json" for d in DOMAINS)
 
     # ---- gold ---------------------------------------------------------------------

@@ -26,6 +26,7 @@ from .base import (
     Metric,
     Scores,
     SystemField,
+    TableColumn,
     Track,
     UnitIndex,
     canonical_json,
@@ -124,17 +125,28 @@ class VdrTrack(Track):
         SystemField("organization", "Organisation"),
         SystemField("model", "Base model", required=True, filter=True),
         SystemField("method", "Method", required=True, filter=True),
-        SystemField("retriever", "Retriever"),
+        SystemField("retriever", "Retriever", shown=False),
         SystemField("link", "Link", kind="url"),
         SystemField("description", "Description"),
     )
     unit_label = "query"
     charts = (
-        Chart("tradeoff", "nDCG@5 against compression (Pareto front marked)", x="compression", y="ndcg@5", group="model"),
+        Chart("tradeoff", "nDCG@5 against compression (Pareto front marked)", x="compression", y="ndcg@5", group="model",
+              empty="No system reports compression yet.", x_title="share of vectors removed"),
         Chart("by_axis", "Per dataset", axis="dataset"),
         Chart("by_axis", "Per dataset family", axis="family"),
     )
     slice_axes = ("family", "dataset")
+    extra_columns = (TableColumn("retention", "Retention", "nDCG@5 of a compressed run over that of the same base model "
+                                 "uncompressed (method `none`, its best such run).", percent=True, digits=1),)
+    resampling = "queries within each dataset, then the mean over datasets"
+
+    def derive_columns(self, rows):
+        """Retention: nDCG@5 over that of the same model with method `none` (best such run)."""
+        if not {"model", "method", "ndcg@5"} <= set(rows.columns):
+            return {}
+        base = rows[rows["method"] == "none"].groupby("model")["ndcg@5"].max()
+        return {"retention": rows["ndcg@5"] / rows["model"].map(base)}
     gold_patterns = ("*.qrels", "**/*.qrels", "*.tsv", "**/*.tsv")
 
     # ---- gold ---------------------------------------------------------------------

@@ -44,6 +44,8 @@ Example submission (first lines of a bundled demo file):
 
 def about_markdown() -> str:
     sections = "\n".join(track_section(t) for t in TRACKS.values())
+    resampling = "; ".join(f"{t.title}: {t.resampling}" for t in TRACKS.values())  # each track declares its design
+    judged = ", ".join(dict.fromkeys(m.label.lower() for t in TRACKS.values() for m in t.judged_metrics)) or "none here"
     return f"""## How this board works
 
 Every number is **recomputed** from the raw predictions of each submission by one shared metric
@@ -52,8 +54,7 @@ content hash of the submission, the gold and the metric version, so an unchanged
 rescored and a change of gold or metric rescores everything.
 
 - **Uncertainty**: every headline number has a 95% percentile bootstrap interval ({RESAMPLES:,} resamples,
-  `numpy.random.default_rng(0)`): UniDoc questions, Futurepedia record ids as clusters (all units of an
-  id move together), VDR queries within each dataset then the mean over datasets.
+  `numpy.random.default_rng(0)`) over each track's own units: {resampling}.
 - **Rank (CI)**: the best rank a system can claim given the intervals: 1 + the number of systems whose
   lower bound is above its upper bound.
 - **Compare**: a paired bootstrap over the units both systems answered; significant when the 95% interval
@@ -61,7 +62,7 @@ rescored and a change of gold or metric rescores everything.
 - **Missing units** score 0 and are counted; a submission is validated as a whole and rejected with every
   problem listed (line, record id, field, what was expected). Files up to {DEFAULT_MAX_BYTES // 2**20} MiB
   (decompressed): `.json`, `.jsonl`, optionally gzipped.
-- **Judged metrics** (completeness, faithfulness) show which judge produced them; `≈` marks the offline
+- **Judged metrics** ({judged}) show which judge produced them; `≈` marks the offline
   lexical judge, an approximation. The board never mixes judges in one ranking.
 
 A submission is one file: `.jsonl` with a header line `{{"track": ..., "system": {{...}}}}` then one prediction

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 
 from ..tracks import Track
+from ..tracks.base import Chart
 from .format import PALETTE, esc
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,13 @@ def _label(track: Track, key: str) -> str:
     return next((m.label for m in track.metrics if m.key == key), key)
 
 
+def _axis_label(track: Track, axis: str) -> str:
+    return next((a.label for a in track.axes if a.key == axis), axis).lower()
+
+
+NO_CHART = Chart("", "")  # a builder called without its declaration: generic wording only
+
+
 def by_axis(track: Track, systems: list[tuple[str, dict]], axis: str, metric: str) -> go.Figure:
     """Grouped bars: `metric` per value of `axis`, one bar per system."""
     decl = next(a for a in track.axes if a.key == axis)
@@ -79,45 +87,51 @@ def by_axis(track: Track, systems: list[tuple[str, dict]], axis: str, metric: st
     return _layout(fig, f"{_label(track, metric)} per {decl.label.lower()}", barmode="group")
 
 
-def scatter(track: Track, systems: list[tuple[str, dict]], x: str, y: str) -> go.Figure:
+def scatter(track: Track, systems: list[tuple[str, dict]], x: str, y: str, chart: Chart = NO_CHART) -> go.Figure:
     pts = [(n, s["overall"].get(x), s["overall"].get(y)) for n, s in systems]
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
     if not pts:
-        return message_figure(f"No system has both {_label(track, x)} and {_label(track, y)} (not judged yet?).")
+        judged = any(track.metric(k).needs_judge for k in (x, y) if k in {m.key for m in track.metrics})
+        return message_figure(chart.empty or f"No system has both {_label(track, x)} and {_label(track, y)}"
+                              + (" (not judged yet?)." if judged else "."))
     fig = go.Figure()
     for i, (n, px, py) in enumerate(pts):
         fig.add_scatter(x=[px], y=[py], mode="markers+text" if i < MAX_LABELS else "markers", name=esc(n), text=[esc(n)],
                         textposition="top center",
                         marker={"size": 12, "color": PALETTE[i % len(PALETTE)]}, showlegend=False,
                         hovertemplate=f"{esc(n)}<br>{esc(_label(track, x))} %{{x:.3f}}<br>{esc(_label(track, y))} %{{y:.3f}}<extra></extra>")
-    fig.update_xaxes(title=esc(_label(track, x)))
-    fig.update_yaxes(title=esc(_label(track, y)))
+    fig.update_xaxes(title=esc(chart.x_title or _label(track, x)))
+    fig.update_yaxes(title=esc(chart.y_title or _label(track, y)))
     return _layout(fig, f"{_label(track, x)} vs {_label(track, y)}")
 
 
-def avg_var(track: Track, systems: list[tuple[str, dict]], metric: str) -> go.Figure:
-    """Mean across languages (x) against the variance across languages (y): low-right is best."""
+def avg_var(track: Track, systems: list[tuple[str, dict]], metric: str, chart: Chart = NO_CHART) -> go.Figure:
+    """Mean over the values of the chart's axis (x) against the variance across them (y): low-right is best.
+
+    The variance is the scorer's overall["<metric>_var"].
+    """
+    over = _axis_label(track, chart.axis) if chart.axis else "categories"
     pts = [(n, s["overall"].get(metric), s["overall"].get(f"{metric}_var")) for n, s in systems]
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
     if not pts:
-        return message_figure(f"No system has {_label(track, metric)} yet.")
+        return message_figure(chart.empty or f"No system has {_label(track, metric)} yet.")
     fig = go.Figure()
     for i, (n, a, v) in enumerate(pts):
         fig.add_scatter(x=[a], y=[v], mode="markers+text" if i < MAX_LABELS else "markers", text=[esc(n)],
                         textposition="top center", showlegend=False,
                         marker={"size": 12, "color": PALETTE[i % len(PALETTE)]},
                         hovertemplate=f"{esc(n)}<br>AVG %{{x:.3f}}<br>VAR %{{y:.4f}}<extra></extra>")
-    fig.update_xaxes(title=f"AVG of {esc(_label(track, metric))} over languages")
-    fig.update_yaxes(title="VAR across languages (lower = more even)", rangemode="tozero")
-    return _layout(fig, f"{_label(track, metric)}: average vs variance across languages")
+    fig.update_xaxes(title=esc(chart.x_title or f"AVG of {_label(track, metric)} over {over}"))
+    fig.update_yaxes(title=esc(chart.y_title or f"VAR across {over} (lower = more even)"), rangemode="tozero")
+    return _layout(fig, f"{_label(track, metric)}: {chart.title[:1].lower() + chart.title[1:] if chart.title else 'average vs variance'}")
 
 
-def shares(track: Track, systems: list[tuple[str, dict]], axis: str) -> go.Figure:
+def shares(track: Track, systems: list[tuple[str, dict]], axis: str, chart: Chart = NO_CHART) -> go.Figure:
     """Stacked horizontal bars: each system's mean share per value of `axis` (e.g. document language)."""
     rows = [(n, s.get("breakdowns", {}).get(axis)) for n, s in systems]
     rows = [(n, c) for n, c in rows if c]
     if not rows:
-        return message_figure("No system has submitted the selection task yet.")
+        return message_figure(chart.empty or f"No system has shares per {_axis_label(track, axis)} yet.")
     decl = next(a for a in track.axes if a.key == axis)
     values = [v for v in decl.values if any(v in c for _, c in rows)]
     fig = go.Figure()
@@ -125,22 +139,24 @@ def shares(track: Track, systems: list[tuple[str, dict]], axis: str) -> go.Figur
     for v in values:
         fig.add_bar(name=esc(v), y=names, x=[c.get(v, {}).get("share", 0) for _, c in rows], orientation="h",
                     hovertemplate="%{y}: " + esc(v) + " %{x:.2f}<extra></extra>")
-    fig.update_xaxes(title="mean share of the answer taken from each document language")
+    fig.update_xaxes(title=esc(chart.x_title or f"mean share per {_axis_label(track, axis)}"))
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, decl.label, barmode="stack", height=max(300, 60 + 40 * len(rows)))
 
 
-def pair_heatmap(track: Track, name: str, summary: dict, axis: str, metric: str) -> go.Figure:
+def pair_heatmap(track: Track, name: str, summary: dict, axis: str, metric: str, chart: Chart = NO_CHART) -> go.Figure:
+    """One system's `axis` values ("row-column" pairs) as a matrix: rows the first part, columns the second."""
     cells = summary.get("breakdowns", {}).get(axis)
     if not cells:
-        return message_figure(f"{name} has no cross-lingual results.")
+        return message_figure(f"{name} has no results per {_axis_label(track, axis)}.")
     langs = list(dict.fromkeys([p.split("-")[0] for p in cells] + [p.split("-")[1] for p in cells]))
     z = [[cells.get(f"{q}-{d}", {}).get(metric) for d in langs] for q in langs]
+    rows_title, cols_title = chart.y_title or "row", chart.x_title or "column"
     fig = go.Figure(go.Heatmap(z=z, x=langs, y=langs, colorscale="Cividis", zmin=0, zmax=1,
-                               hovertemplate="query %{y}, documents %{x}: %{z:.3f}<extra></extra>"))
-    fig.update_xaxes(title="document language")
-    fig.update_yaxes(title="query language", autorange="reversed")
-    return _layout(fig, f"{name}: {_label(track, metric)} per language pair")
+                               hovertemplate=esc(rows_title) + " %{y}, " + esc(cols_title) + " %{x}: %{z:.3f}<extra></extra>"))
+    fig.update_xaxes(title=esc(cols_title))
+    fig.update_yaxes(title=esc(rows_title), autorange="reversed")
+    return _layout(fig, f"{name}: {_label(track, metric)} per {_axis_label(track, axis)}")
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -152,25 +168,27 @@ def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]
     return sorted(best)
 
 
-def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, group: str) -> go.Figure:
+def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, group: str, chart: Chart = NO_CHART) -> go.Figure:
     pts = [(n, s["overall"].get(x), s["overall"].get(y), str(s.get("system", {}).get(group, "?"))) for n, s in systems]
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
     if not pts:
-        return message_figure("No system reports compression yet.")
+        return message_figure(chart.empty or f"No system reports {_label(track, x)} yet.")
+    x_format = ".0%" if x in {m.key for m in track.metrics} and track.metric(x).percent else ".3f"
     fig = go.Figure()
     for i, g in enumerate(sorted({p[3] for p in pts})):
         mine = sorted((p for p in pts if p[3] == g), key=lambda p: p[1])
         fig.add_scatter(x=[p[1] for p in mine], y=[p[2] for p in mine], mode="lines+markers", name=esc(g),
                         text=[esc(p[0]) for p in mine], line={"color": PALETTE[i % len(PALETTE)]},
-                        hovertemplate="%{text}<br>compression %{x:.0%}<br>" + esc(_label(track, y)) + " %{y:.3f}<extra></extra>")
+                        hovertemplate="%{text}<br>" + esc(_label(track, x).lower()) + " %{x:" + x_format + "}<br>"
+                        + esc(_label(track, y)) + " %{y:.3f}<extra></extra>")
     front = pareto_front([(p[1], p[2]) for p in pts])
     fig.add_scatter(x=[p[0] for p in front], y=[p[1] for p in front], mode="lines+markers", name="Pareto front",
                     line={"color": "#000000", "dash": "dash", "width": 1.5},
                     marker={"symbol": "star", "size": 12, "color": "rgba(0,0,0,0)", "line": {"color": "#000000", "width": 1.5}},
-                    hovertemplate="Pareto front<br>compression %{x:.0%}<br>%{y:.3f}<extra></extra>")
-    fig.update_xaxes(title="share of vectors removed", tickformat=".0%")
-    fig.update_yaxes(title=esc(_label(track, y)))
-    return _layout(fig, f"{_label(track, y)} against compression, one curve per {group.replace('_', ' ')}")
+                    hovertemplate="Pareto front<br>" + esc(_label(track, x).lower()) + " %{x:" + x_format + "}<br>%{y:.3f}<extra></extra>")
+    fig.update_xaxes(title=esc(chart.x_title or _label(track, x)), tickformat=".0%" if x_format == ".0%" else None)
+    fig.update_yaxes(title=esc(chart.y_title or _label(track, y)))
+    return _layout(fig, f"{_label(track, y)} against {_label(track, x).lower()}, one curve per {group.replace('_', ' ')}")
 
 
 def diff_by_category(comparison: dict, name_a: str, name_b: str) -> go.Figure:

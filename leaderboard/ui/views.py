@@ -6,7 +6,6 @@ No Gradio here: layout.py wires these to components, tests call them directly.
 from __future__ import annotations
 
 import json
-import math
 import re
 
 import pandas as pd
@@ -14,6 +13,7 @@ import pandas as pd
 from ..board import Entry
 from ..service import Board
 from ..tracks import TRACKS, SystemField, Track
+from . import columns as cols
 from . import figures
 from .format import ci_text, esc, link_html, num, short
 
@@ -41,29 +41,26 @@ def parse_slice(track: Track, choice: str | None) -> tuple[str, str] | None:
     return (axis, value) if axis else None
 
 
-def optional_columns(track: Track) -> list[str]:
-    fields = [f.label for f in track.system_fields if f.key not in ("name", "description", "link", "judge_note")]
-    extra = ["Retention"] if track.name == "vdr" else []
-    vars_ = [f"{m.label} VAR" for m in track.metrics] if track.name == "futurepedia" else []
-    return fields + [m.label for m in track.metrics] + extra + vars_ + ["Rank (CI)", "Covered", "Missing", "Judge", "Submitted", "Status", "Id"]
+def optional_columns(track: Track) -> list[tuple[str, str]]:
+    """(label, key) of the columns a visitor may show or hide (columns.py declares them)."""
+    return cols.optional_choices(track)
 
 
 def default_columns(track: Track) -> list[str]:
-    hidden = {"Retriever", "Generator", "top-k", "Missing"} | {f"{m.label} VAR" for m in track.metrics}
-    if not any(m.needs_judge for m in track.metrics):
-        hidden.add("Judge")  # judged tracks show who judged, always
-    return [c for c in optional_columns(track) if c not in hidden]
+    """Keys of the columns shown by default."""
+    return cols.default_keys(track)
 
 
-# Filters beyond the declared system fields: which metrics a system has results for (a
-# futurepedia task, judged answers), and which judge produced them (never mixed unseen).
+# Filters beyond the declared system fields: which metrics a system has results for (a track whose
+# metrics are partly optional, judged answers), and which judge produced them (never mixed unseen).
 HAS = SystemField("has", "Has results for", filter=True)
 JUDGE = SystemField("judge", "Judge", filter=True)
 
 
 def filter_fields(track: Track) -> list[SystemField]:
-    extra = [HAS] if any(m.needs_judge for m in track.metrics) or len(track.metrics) > 2 else []
-    if any(m.needs_judge for m in track.metrics):
+    judged = bool(track.judged_metrics)
+    extra = [HAS] if judged or track.partial_metrics else []
+    if judged:
         extra.append(JUDGE)
     return [f for f in track.system_fields if f.filter] + extra
 
@@ -71,32 +68,21 @@ def filter_fields(track: Track) -> list[SystemField]:
 def filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
     out: dict[str, set[str]] = {f.key: set(f.choices) for f in filter_fields(track)}
     if "has" in out:
-        out["has"] = {m.label for m in track.metrics}
+        out["has"] = set()
     for e in board.entries(track.name):
         for key in out:
             v = e.summary.get("judge") if key == "judge" else e.system.get(key)
             if isinstance(v, str) and v and key != "has" and v != "none":
                 out[key].add(v)
-    order = {"has": [m.label for m in track.metrics]}
+    order = {"has": [(m.label, m.key) for m in track.metrics]}  # (label, key): the key is the value
     return {k: order.get(k) or sorted(v) for k, v in out.items()}
-
-
-def _status(row) -> str:
-    status = row["status"]
-    if status == "invalid":
-        status = f"invalid ({row['errors']} error{'s' if row['errors'] != 1 else ''})"
-    elif row.get("judging"):
-        status = "scored; judging answers…"
-    if row.get("flag") == "flagged":
-        status += " ⚑ flagged" + (f": {row['flag_reason']}" if row.get("flag_reason") else "")
-    return status
 
 
 def filtered_table(board: Board, track_name: str, rank_by: str | None = None, slice_choice: str | None = None,
                    search: str = "", filters: dict[str, list[str]] | None = None) -> pd.DataFrame:
     """The raw board rows of a view: ranked by `rank_by`, on a slice, searched and filtered."""
     track = TRACKS[track_name]
-    rank_key = next((m.key for m in track.metrics if m.label == rank_by or m.key == rank_by), track.rank_by)
+    rank_key = cols.metric_key(track, rank_by)
     raw = board.table(track_name, rank_by=rank_key, slice_=parse_slice(track, slice_choice))
     if raw.empty:
         return raw
@@ -111,9 +97,9 @@ def filtered_table(board: Board, track_name: str, rank_by: str | None = None, sl
     for key, wanted in (filters or {}).items():
         if not wanted:
             continue
-        if key == "has":  # every chosen metric present
+        if key == "has":  # every chosen metric present (by key; a label from an older link works too)
             for m in track.metrics:
-                if m.label in wanted:
+                if m.key in wanted or m.label in wanted:
                     raw = raw[raw[m.key].notna()]
         elif key in raw:
             raw = raw[raw[key].astype(str).isin(wanted)]
@@ -148,36 +134,18 @@ def table_frames(board: Board, track_name: str, rank_by: str | None = None, slic
     track = TRACKS[track_name]
     raw = filtered_table(board, track_name, rank_by, slice_choice, search, filters)
     if raw.empty:
-        return pd.DataFrame({"Rank": [], "System": []}), raw
-    shown = set(columns if columns is not None else default_columns(track))
-    disp = pd.DataFrame({"Rank": raw["rank"].map(lambda r: "" if pd.isna(r) else str(int(r)))})
-    if "Rank (CI)" in shown:
-        disp["Rank (CI)"] = raw["rank_ub"].map(lambda r: "" if pd.isna(r) else f"≥{int(r)}" if r > 0 else "")
-    disp["System"] = raw["name"].astype(str)
-    for f in track.system_fields:
-        if f.label in shown and f.key in raw:
-            disp[f.label] = raw[f.key].astype(str)
-    records = raw.to_dict("records")  # one pass over the rows (iterrows per metric is the slow part with 500 systems)
-    for m in track.metrics:
-        if m.label in shown:
-            disp[m.label] = [_metric_cell(row, m) for row in records]
-        if f"{m.label} VAR" in shown and f"{m.key}_var" in raw:
-            disp[f"{m.label} VAR"] = raw[f"{m.key}_var"].map(lambda v: num(v, 4))
-    if "Retention" in shown and "retention" in raw:
-        disp["Retention"] = raw["retention"].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
-    if "Covered" in shown:  # units answered / units scored
-        disp["Covered"] = [_covered(n, m) for n, m in zip(raw["n"], raw["missing"])]
-    if "Missing" in shown:
-        disp["Missing"] = raw["missing"].map(lambda v: "" if pd.isna(v) else str(int(v)))
-    if "Judge" in shown:
-        disp["Judge"] = raw["judge"].astype(str).replace("none", "")
-    if "Submitted" in shown:
-        disp["Submitted"] = raw["submitted"].astype(str).str.slice(0, 10)
-    if "Status" in shown:
-        disp["Status"] = [_status(r) for r in records]
-    if "Id" in shown:  # the submission's short content hash: citable, and what a row click opens
-        disp["Id"] = raw["id"].astype(str).tolist()
+        return pd.DataFrame({c.label: [] for c in cols.columns(track) if not c.optional}), raw
+    shown = set(cols.keys_of(track, columns) if columns is not None else default_columns(track))
+    records = raw.to_dict("records")  # one pass over the rows (iterrows per column is the slow part with 500 systems)
+    disp = pd.DataFrame({c.label: [c.format(row) for row in records]
+                         for c in cols.columns(track) if not c.optional or c.key in shown})
     return disp.reset_index(drop=True), raw.reset_index(drop=True)
+
+
+def shown_columns(disp: pd.DataFrame, track: Track) -> list[cols.Column]:
+    """The declared columns of a display frame, in its order (its headers are their labels)."""
+    by_label = {c.label: c for c in cols.columns(track)}
+    return [by_label[label] for label in disp.columns]
 
 
 def table_value(disp: pd.DataFrame, raw: pd.DataFrame, track: Track) -> dict:
@@ -187,65 +155,27 @@ def table_value(disp: pd.DataFrame, raw: pd.DataFrame, track: Track) -> dict:
     (rank 10 after rank 9, 100.0% after 91.7%, a CI never in the way) while the
     page shows `disp`'s text; a missing number is null and sorts last.
     """
-    keys = {"Rank": raw.get("rank"), "Rank (CI)": raw.get("rank_ub"), "Covered": raw["n"] - raw["missing"] if "n" in raw else None,
-            "Missing": raw.get("missing"), "Retention": raw.get("retention")}
-    for m in track.metrics:
-        keys[m.label] = raw.get(m.key)
-        keys[f"{m.label} VAR"] = raw.get(f"{m.key}_var")
+    records = raw.to_dict("records") if len(raw) == len(disp) else []
     columns = []
-    for c in disp.columns:
-        key = keys.get(c)
-        columns.append([_sort_key(v) for v in key] if key is not None and len(key) == len(disp) else disp[c].tolist())
+    for c in shown_columns(disp, track):
+        columns.append([c.sort_key(r) for r in records] if c.sort_key is not None and records else disp[c.label].tolist())
     data = [list(row) for row in zip(*columns)] if columns else []
     shown = disp.astype(str).values.tolist()
     return {"headers": list(disp.columns), "data": data,
             "metadata": {"display_value": shown, "styling": [[""] * len(disp.columns) for _ in shown]} if shown else None}
 
 
-def _sort_key(value):
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
+judge_label = cols.judge_label
 
 
-def _covered(n, missing) -> str:
-    if pd.isna(n) or pd.isna(missing):
-        return ""
-    return f"{int(n) - int(missing)} / {int(n)}"
-
-
-def judge_label(name: str) -> str:
-    return f"{name} (offline approximation, not an LLM judge)" if name.startswith("lexical") else name
-
-
-def _metric_cell(row, m) -> str:
-    value = row.get(m.key)
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        if m.needs_judge and row.get("status") == "scored":
-            return "judging…" if row.get("judging") else "not judged"
-        return "–"
-    text = f"{value:.1%}" if m.percent else num(value)
-    ci = ci_text(row.get(f"{m.key}:low"), row.get(f"{m.key}:high"))
-    if ci:
-        text += f" <sub>{ci}</sub>"  # numbers only: no submitted text ever reaches a markdown cell
-    if m.needs_judge and str(row.get("judge", "")).startswith("lexical"):
-        text += " <sup>≈</sup>"
-    return text
-
-
-def column_widths(disp: pd.DataFrame) -> list[str]:
-    """Narrow rank columns, a wide system column, the rest sized to fit."""
-    fixed = {"Rank": "64px", "Rank (CI)": "76px", "System": "260px", "Status": "150px"}
-    return [fixed.get(c, "130px") for c in disp.columns]
+def column_widths(disp: pd.DataFrame, track: Track) -> list[str]:
+    """Narrow rank columns, a wide system column, the rest sized to fit (columns.py declares each width)."""
+    return [c.width for c in shown_columns(disp, track)]
 
 
 def datatypes(disp: pd.DataFrame, track: Track) -> list[str]:
     """Markdown only for the metric cells we format ourselves; everything from submissions is plain text."""
-    md = {m.label for m in track.metrics}
-    return ["markdown" if c in md else "str" for c in disp.columns]
+    return ["markdown" if c.markdown else "str" for c in shown_columns(disp, track)]
 
 
 def chart_systems(board: Board, track_name: str, raw: pd.DataFrame) -> list[tuple[str, dict]]:
@@ -262,18 +192,18 @@ def chart_systems(board: Board, track_name: str, raw: pd.DataFrame) -> list[tupl
 def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metric_label: str | None, pair_system: str | None):
     """Chart `chart_index` of the track; `pair_system` is the id of the system per-system charts show."""
     c = track.charts[chart_index]
-    metric = next((m.key for m in track.metrics if m.label == metric_label), track.rank_by)
+    metric = cols.metric_key(track, metric_label)
     if c.kind == "by_axis":
         decl = next(a for a in track.axes if a.key == c.axis)
         if decl.metrics and metric not in decl.metrics:
             metric = decl.metrics[0]
         return figures.safe(figures.by_axis, track, systems, c.axis, metric)
     if c.kind == "scatter":
-        return figures.safe(figures.scatter, track, systems, c.x, c.y)
+        return figures.safe(figures.scatter, track, systems, c.x, c.y, c)
     if c.kind == "avg_var":
-        return figures.safe(figures.avg_var, track, systems, metric)
+        return figures.safe(figures.avg_var, track, systems, metric, c)
     if c.kind == "shares":
-        return figures.safe(figures.shares, track, systems, c.axis)
+        return figures.safe(figures.shares, track, systems, c.axis, c)
     if c.kind == "pair_heatmap":
         decl = next(a for a in track.axes if a.key == c.axis)
         key = metric if metric in decl.metrics else decl.metrics[0]
@@ -281,10 +211,10 @@ def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metri
                      and c.axis in s.get("breakdowns", {})), None)
         pick = pick or next(((n, s) for n, s in systems if c.axis in s.get("breakdowns", {})), None)
         if pick is None:
-            return figures.message_figure("No system has cross-lingual results yet.")
-        return figures.safe(figures.pair_heatmap, track, pick[0], pick[1], c.axis, key)
+            return figures.message_figure(c.empty or f"No system has results per {decl.label.lower()} yet.")
+        return figures.safe(figures.pair_heatmap, track, pick[0], pick[1], c.axis, key, c)
     if c.kind == "tradeoff":
-        return figures.safe(figures.tradeoff, track, systems, c.x, c.y, c.group)
+        return figures.safe(figures.tradeoff, track, systems, c.x, c.y, c.group, c)
     return figures.message_figure(f"unknown chart kind {c.kind}")
 
 

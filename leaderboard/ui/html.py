@@ -1,0 +1,77 @@
+"""The HTML fragments of the page (header, status line, hints, submission results): plain strings, no Gradio.
+
+Everything that came from a submission or a server path goes through `esc`.
+"""
+
+from __future__ import annotations
+
+from ..service import Board
+from ..tracks import Track
+from .format import esc, num
+
+TITLE = "Open RAG Leaderboard"
+TAGLINE = "Retrieval-augmented generation over real documents: every number recomputed from raw predictions."
+
+
+def header() -> str:
+    return f'<header class="board-head"><h1>{esc(TITLE)}</h1><p>{esc(TAGLINE)}</p></header>'
+
+
+def hint(text: str) -> str:
+    return f'<p class="hint">{text}</p>'
+
+
+def track_hint(track: Track) -> str:
+    return hint(f"{esc(track.description)} Sort any column from the ⋮ menu of its header; "
+                "“Rank (CI)” is the best rank the 95% intervals allow.")
+
+
+COMPARE_HINT = hint("Pick two systems of one track: every metric with both values, the difference, its 95% CI "
+                    "and a paired significance test over the units both answered.")
+SUBMIT_HINT = hint("Upload one file (.json, .jsonl, optionally .gz). It is validated first: an invalid file is "
+                   "never stored, and you see every problem. A valid one is stored in the submissions repository and "
+                   "rescored from its raw predictions.")
+
+
+def compare_summary(text: str) -> str:
+    """`text` is views.compare_view's summary: already escaped."""
+    return f'<p class="compare-summary">{text}</p>'
+
+
+def error(text: str) -> str:
+    return f'<div class="errors">{esc(text)}</div>'
+
+
+def banner(text: str) -> str:
+    return f'<div class="banner">{esc(text)}</div>'
+
+
+def status_html(board: Board) -> str:
+    st = board.status()
+    parts = [f'<span class="asof">{esc(st["data_as_of"])} · judge: {esc(st["judge"])}</span>']
+    if st["banner"]:
+        parts.append(f'<div class="banner" role="alert">{esc(st["banner"])}</div>')
+    parts += [f'<div class="banner notice" role="status">{esc(st["notice"])}</div>'] if st.get("notice") else []
+    for entry_id, p in list(board.judge_progress.items()):
+        e = board.entry(entry_id)
+        if e is not None and p.total:
+            parts.append(f'<div class="judging">Judging answers of {esc(e.name)}: '
+                         f'<progress value="{int(p.done)}" max="{int(p.total)}"></progress> {int(p.done)}/{int(p.total)}</div>')
+    return "".join(parts)
+
+
+def submission_status(status, entry, track: Track | None) -> str:
+    """What a submitter sees: the outcome, every problem, and the scores when the file was scored at once."""
+    head = f'<p class="submit-{esc(status.state)}"><b>{esc(status.state.replace("_", " "))}</b>: {esc(status.message)}</p>'
+    if status.errors:
+        items = "".join(f"<li><code>{esc(e)}</code></li>" for e in status.errors)
+        head += f'<div class="errors"><ul>{items}</ul></div>'
+    if status.ok and status.file is not None:
+        if entry is not None and entry.status == "scored" and track is not None:
+            cells = "".join(f"<tr><th>{esc(m.label)}</th><td>{num(entry.summary['overall'].get(m.key))}</td></tr>"
+                            for m in track.metrics if m.key in entry.summary.get("overall", {}))
+            head += (f"<p>Scored: submission <code>{esc(entry.id)}</code>"
+                     f"{' (answers are being judged)' if entry.judging else ''}.</p><table class='meta'>{cells}</table>")
+        elif entry is not None:
+            head += f"<p>Status: {esc(entry.status)}.</p>"
+    return head

@@ -1,0 +1,95 @@
+"""What the tabs share: the page's common components, downloads, and controls whose choices are (label, key) pairs."""
+
+from __future__ import annotations
+
+import atexit
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from ...service import Board
+from .. import views
+
+
+@dataclass
+class Page:
+    """Components every tab may read or write, created by layout.build before the tabs."""
+
+    board: Board
+    url: gr.Textbox  # the query string of the view on screen (pushed to the address bar)
+    active_tab: gr.State  # only the view on screen writes the URL
+    data_version: gr.Number  # changes when the board's data does
+    main_tabs: Any = None  # gr.Tabs, set once opened
+    open_system: Any = None  # the System tab's picker: a table row click opens a submission there
+
+
+def on_screen(view: str, fn):
+    """`fn` returning (*outputs, query), with the query written only while `view` is the tab on screen."""
+    def run(active, *args):
+        *outputs, query = fn(*args)
+        return (*outputs, query if active == view else gr.update())
+    return run
+
+
+# ---- CSV exports and record downloads: one folder per download (the file name says what it is), pruned, removed at exit
+_EXPORTS: Path | None = None
+_EXPORT_MAX_AGE = 600  # seconds; Gradio has copied a download into its own cache long before
+
+
+def export_dir() -> Path:
+    global _EXPORTS
+    if _EXPORTS is None:
+        _EXPORTS = Path(tempfile.mkdtemp(prefix="board-csv-"))
+        atexit.register(shutil.rmtree, _EXPORTS, True)
+    now = time.time()
+    for old in _EXPORTS.iterdir():
+        try:
+            if now - old.stat().st_mtime > _EXPORT_MAX_AGE:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass
+    return Path(tempfile.mkdtemp(dir=_EXPORTS))
+
+
+def record_download(board: Board, entry_id: str | None, unit: str | None):
+    """The download button for a unit's whole raw record (the page shows it cut): shown only when there is one."""
+    text = views.full_record(board, entry_id, unit)
+    if text is None:
+        return gr.update(value=None, visible=False)
+    safe_unit = re.sub(r"[^A-Za-z0-9._-]+", "_", unit or "")[:80]
+    path = export_dir() / f"{entry_id}-{safe_unit}.json"
+    path.write_text(text, encoding="utf-8")
+    return gr.update(value=str(path), visible=True)
+
+
+# ---- controls whose choices are (label, key) pairs --------------------------------------------------
+def by_label(choices, payload):
+    """`payload` with every label of `choices` replaced by its key."""
+    labels = {label: key for label, key in choices}
+    if isinstance(payload, list):
+        return [labels.get(p, p) if isinstance(p, str) else p for p in payload]
+    return labels.get(payload, payload) if isinstance(payload, str) else payload
+
+
+def accepts_labels(component):
+    """`component` (choices of (label, key) pairs, its value the key) also taking a label as input: API callers
+    and links made before keys were used sent labels. The page itself always sends keys.
+
+    An instance patch, not a subclass: Gradio writes a .pyi stub next to the module of every component class.
+    A session whose control Gradio re-creates after an update (a restored permalink) gets a plain copy, which
+    takes keys, which is all the page sends.
+    """
+    plain = component.preprocess
+    component.preprocess = lambda payload: plain(by_label(component.choices, payload))
+    return component
+
+
+def keyed(choices) -> list[tuple[str, str]]:
+    """Choices as (label, key) pairs; a plain value is its own label."""
+    return [c if isinstance(c, tuple) else (c, c) for c in choices]

@@ -1,0 +1,101 @@
+"""The System tab: one submission's metadata, scores per category, per-unit scores and raw records."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from ...service import Board
+from ...tracks import TRACKS
+from .. import urlstate, views
+from .common import Page, on_screen, record_download
+
+
+def all_systems(board: Board) -> list[tuple[str, str]]:
+    out = []
+    for name, t in TRACKS.items():
+        for e in board.entries(name):
+            if e.hidden:  # maintainers hid it: no view lists or opens it
+                continue
+            status = f"duplicate of {e.duplicate_of[:7]}" if e.duplicate_of else e.status
+            out.append((f"{t.title} · {e.name[:60]} · {e.id[:7]} ({status})", e.id))
+    return out
+
+
+class SystemTab:
+    id = "system"
+    title = "System"
+
+    def __init__(self, board: Board):
+        self.board = board
+        with gr.Row():
+            self.system = gr.Dropdown(all_systems(board), value=None, label="Submission", elem_id="system-pick", scale=4,
+                                      allow_custom_value=True)
+            self.pick = gr.Button("Show", scale=0, elem_id="system-show")
+        meta = gr.HTML(elem_id="system-meta")
+        breakdown = gr.Dataframe(interactive=False, label="Scores per category", datatype="str", elem_id="system-breakdown")
+        with gr.Row():
+            self.category = gr.Dropdown([], label="Filter units by category", elem_id="system-category",
+                                        allow_custom_value=True)
+            self.search = gr.Textbox(label="Search units", elem_id="system-search")
+        self.units_out = gr.Dataframe(interactive=False, label="Per-unit scores (first 500 that match)", datatype="str",
+                                      elem_id="system-units", max_height=420)
+        self.unit = gr.Textbox(label="Raw prediction for unit (click a row above, or type a unit id and press Enter)",
+                               elem_id="system-unit")
+        self.record_out = gr.Code(language="json", label="Raw prediction record", elem_id="system-record")
+        self.download_out = gr.DownloadButton("Download the whole record", size="sm", visible=False,
+                                              elem_id="system-record-file")
+        self.outputs = [meta, breakdown, self.category, self.units_out]
+
+    # ---- handlers -----------------------------------------------------------------------------
+    def show(self, entry_id):
+        html, bd, uf = views.detail(self.board, entry_id)
+        e = views.visible_entry(self.board, entry_id)
+        cats = views.unit_categories(self.board, e) if e is not None and len(uf) else []
+        query = urlstate.encode({"tab": self.id, "sys": entry_id})
+        return html, bd, gr.update(choices=[""] + cats, value=""), uf, query
+
+    def detail_api(self, entry_id):
+        return self.show(entry_id)[:-1]
+
+    def units(self, entry_id, cat, text):
+        e = views.visible_entry(self.board, entry_id)
+        return views.unit_frame(self.board, e, cat or None, text or "") if e else None
+
+    def record_api(self, entry_id, unit_id):
+        return views.unit_record(self.board, entry_id, (unit_id or "").strip())
+
+    def download(self, entry_id, unit_id):
+        return record_download(self.board, entry_id, (unit_id or "").strip())
+
+    def pick_unit(self, entry_id, evt: gr.SelectData):
+        """A click on a per-unit row shows that unit's raw record."""
+        unit_id = str((evt.row_value or [""])[0])
+        return unit_id, views.unit_record(self.board, entry_id, unit_id)
+
+    def repick(self, entry_id):
+        return gr.update(choices=all_systems(self.board), value=entry_id)
+
+    # ---- permalink ----------------------------------------------------------------------------
+    @property
+    def restore_outputs(self) -> list:
+        return [self.system]
+
+    def restore(self, params: dict[str, list[str]], tab: str) -> dict:
+        want = urlstate.first(params, "sys")
+        choices = all_systems(self.board)
+        return {self.system: gr.update(choices=choices, value=want if want in {i for _, i in choices} else None)}
+
+    # ---- events -------------------------------------------------------------------------------
+    def wire(self, page: Page, tab: gr.Tab) -> None:
+        tab.select(lambda: self.id, None, page.active_tab, api_name=False).then(
+            on_screen(self.id, self.show), [page.active_tab, self.system], self.outputs + [page.url], api_name=False)
+        self.system.change(on_screen(self.id, self.show), [page.active_tab, self.system], self.outputs + [page.url],
+                           api_name=False)
+        self.pick.click(self.detail_api, self.system, self.outputs, api_name="detail")
+        for control in (self.category, self.search):
+            control.change(self.units, [self.system, self.category, self.search], self.units_out, api_name=False)
+        self.unit.submit(self.record_api, [self.system, self.unit], self.record_out, api_name="record").then(
+            self.download, [self.system, self.unit], self.download_out, api_name=False)
+        self.units_out.select(self.pick_unit, self.system, [self.unit, self.record_out], api_name=False).then(
+            self.download, [self.system, self.unit], self.download_out, api_name=False)
+        page.data_version.change(self.repick, self.system, self.system, api_name=False, show_progress="hidden")

@@ -1,0 +1,41 @@
+"""Every tab unit restores only its own components, by name, so a permalink can never set the wrong control."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from leaderboard.service import Board
+from leaderboard.settings import Settings
+from leaderboard.store import StoreSettings
+from leaderboard.tracks import TRACKS
+from leaderboard.ui import build_app
+from leaderboard.ui.tabs import AboutTab, CompareTab, SubmitTab, SystemTab, TrackTab
+
+
+def test_each_unit_restores_its_own_components(tmp_path):
+    board = Board(Settings(data_dir=tmp_path, judge="none"), StoreSettings(data_dir=tmp_path))
+    with gr.Blocks():
+        units = [TrackTab(board, t) for t in TRACKS.values()] + [c(board) for c in (CompareTab, SystemTab, SubmitTab, AboutTab)]
+    track = next(iter(TRACKS.values()))
+    links = [{}, {"tab": [track.name], "rank": [track.metrics[-1].key], "cols": ["id"]},
+             {"tab": ["compare"], "track": [track.name], "a": ["x"], "b": ["y"]}, {"tab": ["system"], "sys": ["x"]}]
+    for params in links:
+        tab = (params.get("tab") or [track.name])[0]
+        for unit in units:
+            restored = unit.restore(params, tab)
+            assert set(restored) == set(unit.restore_outputs), unit.id  # every restored control, and only those
+    tt = units[0]
+    restored = tt.restore(links[1], track.name)
+    assert restored[tt.rank_by]["value"] == track.metrics[-1].key and restored[tt.columns]["value"] == ["id"]
+    assert tt.restore(links[1], "compare")[tt.rank_by]["value"] == track.rank_by  # another tab's link: defaults
+    # an older link naming the metric and the columns by their labels restores the same view
+    old = tt.restore({"rank": [track.metrics[-1].label], "cols": ["Id"]}, track.name)
+    assert old[tt.rank_by]["value"] == track.metrics[-1].key and old[tt.columns]["value"] == ["id"]
+    assert len({u.id for u in units}) == len(units)
+
+
+def test_every_handler_of_the_page_is_guarded(tmp_path):
+    board = Board(Settings(data_dir=tmp_path, judge="none"), StoreSettings(data_dir=tmp_path))
+    demo = build_app(board)
+    fns = [f.fn for f in demo.fns.values() if f.fn is not None]
+    assert fns and all(getattr(fn, "__wrapped__", None) is not None for fn in fns)
