@@ -112,8 +112,8 @@ VARIABLES: tuple[Variable, ...] = (
     # ---- the store: where submissions and cached results live
     Variable("SUBMISSIONS_REPO", "Hugging Face dataset repo of submissions (`submissions/<track>/<user>/...`, "
              "`flags.json`), e.g. `org/rag-leaderboard-submissions`", shown="unset: the local folder"),
-    Variable("RESULTS_REPO", "dataset repo where scored results (and judge verdicts) are cached, so a fresh Space "
-             "starts without rescoring"),
+    Variable("RESULTS_REPO", "dataset repo where scored results (judged scores included) are cached, so a fresh "
+             "Space starts without rescoring or judging again"),
     Variable("HF_TOKEN", "token for the Hub (needs write access to both repos to submit and push results); never "
              "printed"),
     Variable("HF_ENDPOINT", "Hub endpoint (tests point it at a local fake Hub)", shown="`https://huggingface.co`",

@@ -2,8 +2,9 @@
 
 A pull compares the repo's head with the commit of the pull state (pull_state.py)
 and downloads only new or changed files; folders whose git tree id did not change
-are not even listed. The state is saved after every pull, so a restarted app
-serves the last pull from disk (`cached_snapshot`) before the Hub answers.
+are not even listed. The state is saved whenever the head moved (and the pull's
+time on every pull), so a restarted app serves the last pull from disk
+(`cached_snapshot`, dated by that pull) before the Hub answers.
 """
 
 from __future__ import annotations
