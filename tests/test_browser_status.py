@@ -45,7 +45,9 @@ def hub(fake_hub):  # noqa: F811
 @pytest.fixture
 def app_on_hub(hub, tmp_path):
     def start():
-        settings = StoreSettings(submissions_repo="org/subs", hf_token=FAKE_TOKEN, hf_endpoint=hub.url,
+        # No token: the board only reads, and a token would make the page ask for a login, which Gradio mocks
+        # off a Space with whoami on huggingface.co (not the fake Hub).
+        settings = StoreSettings(submissions_repo="org/subs", hf_endpoint=hub.url,
                                  data_dir=tmp_path, hub_timeout=HUB_TIMEOUT, refresh_seconds=TICK)
         return running_app(tmp_path, judge="none", store_settings=settings, status_poll_seconds=TICK)
     return start

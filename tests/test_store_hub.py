@@ -29,6 +29,8 @@ from leaderboard.store import (
 
 from hubfake import running_hub
 
+V = METRIC_VERSION  # cached result names carry it: `<sha>.<track>.<gold>.v<V>.<judge>`
+
 TOKEN = "hf_SECRETtokenDoNotLeak0123456789abcd"
 REPO = "org/rag-submissions"
 RESULTS = "org/rag-results"
@@ -502,12 +504,10 @@ def test_flags_from_flags_json(hub, make_store):
     assert len(snap.files) == 2
 
 
-V = f"v{METRIC_VERSION}"  # results cached under another metric version are not this board's
-
-
 def _result_summary(sha: str, track: str) -> str:
     """A sound cached summary (an invalid submission's) named `<sha>.<track>.-.v<METRIC_VERSION>.none.json`."""
-    return json.dumps({"sha256": sha, "track": track, "gold_sha256": None, "judge": "none", "metric_version": METRIC_VERSION,
+    return json.dumps({"sha256": sha, "track": track, "gold_sha256": None, "judge": "none",
+                       "metric_version": METRIC_VERSION,
                        "status": "invalid", "system": {}, "errors": ["file: x"]})
 
 
@@ -521,14 +521,14 @@ def test_results_push_then_fresh_pull(hub, make_store, tmp_path):
     local = tmp_path / "results"
     local.mkdir()
     npz = _units_npz()
-    (local / f"abc.unidoc.-.{V}.none.json").write_text(_result_summary("abc", "unidoc"))
-    (local / f"abc.unidoc.-.{V}.none.npz").write_bytes(npz)
+    (local / f"abc.unidoc.-.v{V}.none.json").write_text(_result_summary("abc", "unidoc"))
+    (local / f"abc.unidoc.-.v{V}.none.npz").write_bytes(npz)
     (local / ".tmp-partial").write_bytes(b"ignored")
     store = make_store()
     assert store.push_results(local) == 2  # creates RESULTS_REPO on first push
     assert store.push_results(local) == 0  # nothing new, no commit
     commits = len(hub.commits(RESULTS))
-    (local / f"def.vdr.-.{V}.none.json").write_text(_result_summary("def", "vdr"))
+    (local / f"def.vdr.-.v{V}.none.json").write_text(_result_summary("def", "vdr"))
     assert store.push_results(local) == 1
     assert len(hub.commits(RESULTS)) == commits + 1
 
@@ -536,12 +536,12 @@ def test_results_push_then_fresh_pull(hub, make_store, tmp_path):
     assert make_store().pull_results(fresh) == 3
     assert sorted(p.name for p in fresh.iterdir()) == sorted(
         [
-            f"abc.unidoc.-.{V}.none.json",
-            f"abc.unidoc.-.{V}.none.npz",
-            f"def.vdr.-.{V}.none.json",
+            f"abc.unidoc.-.v{V}.none.json",
+            f"abc.unidoc.-.v{V}.none.npz",
+            f"def.vdr.-.v{V}.none.json",
         ]
     )
-    assert (fresh / f"abc.unidoc.-.{V}.none.npz").read_bytes() == npz
+    assert (fresh / f"abc.unidoc.-.v{V}.none.npz").read_bytes() == npz
     assert make_store().pull_results(fresh) == 0
 
 
@@ -549,22 +549,22 @@ def test_bad_results_in_the_results_repo_are_skipped_and_replaced_by_the_next_pu
     good = _result_summary("abc", "unidoc")
     hub.create_repo(RESULTS, repo_type="dataset")
     hub.commit(RESULTS, {
-        f"results/abc.unidoc.-.{V}.none.json": good[: len(good) // 2].encode(),  # truncated
-        f"results/def.vdr.-.{V}.none.json": _result_summary("abc", "unidoc").encode(),  # another key's content
-        f"results/ghi.vdr.-.{V}.none.json": _result_summary("ghi", "vdr").encode(),
-        f"results/ghi.vdr.-.{V}.none.npz": _units_npz()[:40],  # truncated
+        f"results/abc.unidoc.-.v{V}.none.json": good[: len(good) // 2].encode(),  # truncated
+        f"results/def.vdr.-.v{V}.none.json": _result_summary("abc", "unidoc").encode(),  # another key's content
+        f"results/ghi.vdr.-.v{V}.none.json": _result_summary("ghi", "vdr").encode(),
+        f"results/ghi.vdr.-.v{V}.none.npz": _units_npz()[:40],  # truncated
     })
     fresh = tmp_path / "fresh"
     store = make_store()
     caplog.set_level(logging.WARNING)
-    assert store.pull_results(fresh) == 1 and [p.name for p in fresh.iterdir()] == [f"ghi.vdr.-.{V}.none.json"]
+    assert store.pull_results(fresh) == 1 and [p.name for p in fresh.iterdir()] == [f"ghi.vdr.-.v{V}.none.json"]
     assert store.pull_results(fresh) == 0
     skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
     assert len(skipped) == 3  # once each, not on every pull
     # the board rescores; its sound results replace the bad ones in the repo
-    (fresh / f"abc.unidoc.-.{V}.none.json").write_text(good)
+    (fresh / f"abc.unidoc.-.v{V}.none.json").write_text(good)
     assert store.push_results(fresh) == 1
-    assert hub.files(RESULTS)[f"results/abc.unidoc.-.{V}.none.json"] == good.encode()
+    assert hub.files(RESULTS)[f"results/abc.unidoc.-.v{V}.none.json"] == good.encode()
 
 
 def test_results_pull_without_results_repo_is_empty(hub, make_store, tmp_path):

@@ -4,7 +4,8 @@
     store = open_store()                 # settings from the environment; local folder by default
     refresher = Refresher(store, interval=300, on_snapshot=rescore_changed).start()
 
-See naming.py for the repo layout and settings.py for the environment variables.
+See naming.py for the repo layout, settings.py for the store's settings (every environment
+variable is declared in leaderboard/environment.py) and hub.py for the parts of HubStore.
 HubStore is imported lazily so the local default does not load huggingface_hub.
 """
 

@@ -79,7 +79,7 @@ class LocalStore(Store):
         self._clock = clock
         self._write_lock = threading.Lock()
         self._pull_lock = threading.Lock()
-        # (size, mtime_ns) -> sha256 per file, so a pull rehashes only what changed on disk.
+        # file -> (size, mtime_ns, sha256), so a pull rehashes only what changed on disk.
         self._hash_cache: dict[Path, tuple[int, int, str]] = {}
         self._previous: dict[str, tuple] | None = None
         # Outside submissions/ (never scanned): the flags kept in force when flags.json breaks.

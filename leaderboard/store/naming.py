@@ -6,6 +6,10 @@ Layout (same for the Hub dataset repo and the local folder):
     submissions/<track>/<user>/<stamp>-<hash12>.<ext>  a submission (stamp: YYYYmmddTHHMMSSZ, UTC)
     submissions/<track>/<user>/<...>.<ext>.meta.json   its metadata, optional
 
+and in RESULTS_REPO, the scoring's results cache (named by scoring.ResultsCache.key):
+
+    results/<sha256>.<track>.<gold12>.v<METRIC_VERSION>.<judge>.json   summary (.npz: per-unit scores)
+
 Files pushed directly by maintainers may use any name and any depth under
 `submissions/<track>/`: the first folder under the track is the user, a file
 sitting directly in the track folder belongs to `DIRECT_PUSH_USER`.

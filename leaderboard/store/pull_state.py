@@ -1,7 +1,9 @@
 """What a HubStore already has on disk, so a pull downloads only new or changed files.
 
 Persisted as JSON in the cache folder: a restarted app (same disk) does not
-download the repo again. It holds
+download the repo again, and serves it before its first pull. A state that is
+unreadable, or names a cached file gone or damaged on disk, only costs downloads
+(see `PullState.load`). It holds
 
 - `files`: one entry per tracked repo file (submission, metadata, flags.json)
   with the content ids the Hub's tree listing can be compared against: the git

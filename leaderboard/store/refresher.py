@@ -1,9 +1,12 @@
 """Refresher: pulls the store on a timer in a background thread and keeps the last good snapshot.
 
-The app never restarts to refresh: it reads `refresher.snapshot` (always the
-last successful pull) and `refresher.banner()` (None while healthy, otherwise
-"Hub unreachable since ..., showing data as of ..."). A failed pull changes
-nothing but the error; the next successful pull clears it.
+The app never restarts to refresh: it reads `refresher.snapshot` (the last
+successful pull or, until the first one, what an earlier run left on disk: see
+`seed`), `data_as_of()` and `banner()` (None while healthy, otherwise "Hub
+unreachable since ..., showing data as of ...", or "Configuration problem ..."
+when the Hub refuses the token). A failed pull changes nothing but the error; the
+next successful pull clears it. Open pages poll these (STATUS_POLL_SECONDS), so a
+banner appears and clears without a reload.
 """
 
 from __future__ import annotations

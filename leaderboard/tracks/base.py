@@ -1,7 +1,8 @@
-"""What a track declares once: metrics, breakdown axes, system fields; and what it must do.
+"""What a track declares once (metrics, breakdown axes, charts, system fields) and what it must do:
+read its gold, validate a submission, score it, and say how its units are resampled (`UnitIndex`).
 
-The UI, the CLI and the rescoring pipeline read these declarations; nothing
-else names a track's metrics or axes.
+The UI, the CLI and the rescoring pipeline build their tables, charts, checks and
+the About tab from these declarations.
 """
 
 from __future__ import annotations

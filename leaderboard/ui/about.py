@@ -1,4 +1,4 @@
-"""The About tab, generated from the track declarations (so a new track documents itself)."""
+"""The About tab: how the board works, then one section per track generated from its declarations."""
 
 from __future__ import annotations
 

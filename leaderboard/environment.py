@@ -1,0 +1,200 @@
+"""Every environment variable the leaderboard reads or sets, declared once: name, default, meaning, parser.
+
+The settings classes (`leaderboard.settings.Settings` for scoring, judging and the page,
+`leaderboard.store.settings.StoreSettings` for the store) read their variables through
+`read`, so a default lives here and nowhere else. The few variables the app and the
+server read themselves (LOG_LEVEL, GRADIO_SERVER_*, SPACE_ID, ...) are declared here
+too. The README's settings table is generated from these declarations:
+
+    python -m leaderboard.environment     # prints the table; tests/test_readme.py checks the README holds it
+
+Standard library only: the store imports this without loading the tracks (the gold
+variables, one per registered track, are listed by `declared()` when asked for).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+JUDGES = ("none", "lexical", "openai")
+
+
+def default_data_dir() -> Path:
+    """`<repo>/.cache`, or a folder in the user's cache when the repository folder is read-only (an installed copy)."""
+    if os.access(REPO_ROOT, os.W_OK):
+        return REPO_ROOT / ".cache"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "open-rag-leaderboard"
+
+
+# ---- parsers: (variable name, stripped non-empty value) -> value; a bad value raises ValueError naming the variable
+
+
+def as_text(name: str, raw: str) -> str:
+    return raw
+
+
+def as_positive_int(name: str, raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from exc
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return value
+
+
+def as_positive_float(name: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    return value
+
+
+def as_path(name: str, raw: str) -> Path:
+    return Path(raw).expanduser()
+
+
+def as_url(name: str, raw: str) -> str | None:
+    return raw.rstrip("/") or None
+
+
+def as_names(name: str, raw: str) -> tuple[str, ...]:
+    """A comma-separated list of names, blanks dropped."""
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def as_judge(name: str, raw: str) -> str:
+    if raw not in JUDGES:
+        raise ValueError(f"{name} must be none, lexical or openai, got {raw!r}")
+    return raw
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    meaning: str
+    #: The value when the variable is unset or blank (a callable: computed then); None means "unset".
+    default: Any = None
+    #: The default as the README shows it, when the value alone does not say it (context-dependent, computed, or
+    #: chosen by another library).
+    shown: str | None = None
+    parse: Callable[[str, str], Any] = as_text
+
+    def read(self, env: Mapping[str, str]) -> Any:
+        raw = (env.get(self.name) or "").strip()
+        if raw:
+            return self.parse(self.name, raw)
+        return self.default() if callable(self.default) else self.default
+
+    @property
+    def shown_default(self) -> str:
+        if self.shown is not None:
+            return self.shown
+        if self.default is None:
+            return "unset"
+        if isinstance(self.default, float):
+            return f"{self.default:g}"
+        if isinstance(self.default, str):
+            return f"`{self.default}`"
+        return str(self.default)
+
+
+VARIABLES: tuple[Variable, ...] = (
+    # ---- the store: where submissions and cached results live
+    Variable("SUBMISSIONS_REPO", "Hugging Face dataset repo of submissions (`submissions/<track>/<user>/...`, "
+             "`flags.json`), e.g. `org/rag-leaderboard-submissions`", shown="unset: the local folder"),
+    Variable("RESULTS_REPO", "dataset repo where scored results (judged scores included) are cached, so a fresh "
+             "Space starts without rescoring or judging again"),
+    Variable("HF_TOKEN", "token for the Hub (needs write access to both repos to submit and push results); never "
+             "printed"),
+    Variable("HF_ENDPOINT", "Hub endpoint (tests point it at a local fake Hub)", shown="`https://huggingface.co`",
+             parse=as_url),
+    Variable("LEADERBOARD_DATA_DIR", "results cache, judge cache, downloads, pull state, local submissions",
+             default=default_data_dir, shown="`<repo>/.cache`, or `$XDG_CACHE_HOME/open-rag-leaderboard` when the "
+             "repository folder is read-only", parse=as_path),
+    Variable("SUBMISSIONS_PER_DAY", "stored submissions per user, per track, per UTC day", default=5,
+             parse=as_positive_int),
+    Variable("INVALID_SUBMISSIONS_PER_DAY", "rejected uploads (invalid, duplicate, name taken) per user, per track, "
+             "per UTC day; past it the Submit tab refuses before validating", default=20, parse=as_positive_int),
+    Variable("STORE_REFRESH_SECONDS", "how often the app pulls new submissions (no restart)", default=300.0,
+             parse=as_positive_float),
+    Variable("HUB_TIMEOUT_SECONDS", "the longest any Hub request waits for an answer; a request that got none is "
+             "not resent (the next pull tries again), and the app's start never waits for the Hub: it serves the "
+             "last pull from disk, or says it is loading", default=30.0, parse=as_positive_float),
+    # ---- scoring and judging (the gold variables, one per track, come from `declared()`)
+    Variable("JUDGE", "`none`, `lexical` (offline approximation) or `openai` (any OpenAI-compatible server)",
+             shown="`lexical` in the app, `none` in the CLI", parse=as_judge),
+    Variable("JUDGE_MODEL", "model name for the `openai` judge", default="gpt-4o-mini"),
+    Variable("JUDGE_CONCURRENCY", "LLM judge calls in flight at once", default=4, parse=as_positive_int),
+    Variable("OPENAI_BASE_URL", "base URL of the OpenAI-compatible server the `openai` judge calls",
+             shown="the openai client's default"),
+    Variable("OPENAI_API_KEY", "API key for that server", shown="the openai client's default"),
+    # ---- the page and the server
+    Variable("STATUS_POLL_SECONDS", "how often an open page checks for new data and a changed status line (an "
+             "outage banner appears and clears without a reload)", default=5.0, parse=as_positive_float),
+    Variable("ADMIN_USERS", "comma-separated Hugging Face user names allowed to force a refresh on a Space "
+             "(locally anyone may)", default=(), shown="unset", parse=as_names),
+    Variable("SPACE_ID", "set by Hugging Face on a Space: submitting needs a Hugging Face login, refresh is for "
+             "`ADMIN_USERS`"),
+    Variable("LOCAL_LOGIN", "`1`: off a Space, use Gradio's mocked Hugging Face login (the account of the machine's "
+             "`HF_TOKEN`, asked of `HF_ENDPOINT` when the page is built) instead of a typed-in name"),
+    Variable("LOG_LEVEL", "log level of `python app.py` (`DEBUG`, `INFO`, `WARNING`, ...)", default="INFO"),
+    Variable("GRADIO_SERVER_NAME", "address the app listens on (a Space sets `0.0.0.0`)", default="127.0.0.1"),
+    Variable("GRADIO_SERVER_PORT", "port the app listens on", shown="`PORT`, else 7860"),
+    Variable("PORT", "port the app listens on when `GRADIO_SERVER_PORT` is unset", default=7860),
+    Variable("XDG_CACHE_HOME", "where `LEADERBOARD_DATA_DIR` defaults to when the repository folder is read-only",
+             shown="`~/.cache`"),
+    Variable("HF_HUB_OFFLINE", "huggingface_hub's offline switch; the app sets it when there is nothing to fetch",
+             shown="`1` when neither `SUBMISSIONS_REPO` nor a `*_GOLD` variable is set"),
+    Variable("HF_HUB_DISABLE_TELEMETRY", "huggingface_hub's telemetry switch; the app and the store set it unless "
+             "already set", shown="`1` (telemetry off)"),
+    Variable("GRADIO_ANALYTICS_ENABLED", "Gradio's analytics switch; the app sets it unless already set",
+             shown="`False` (analytics off)"),
+)
+
+_BY_NAME = {v.name: v for v in VARIABLES}
+
+
+def gold_variable(track_name: str, env_name: str | None = None) -> Variable:
+    """The variable naming a track's gold (the track's `gold_env`, by default `<TRACK>_GOLD`)."""
+    return Variable(env_name or f"{track_name.upper()}_GOLD", f"local path or Hugging Face dataset id of the "
+                    f"{track_name} track's gold", shown="bundled demo gold")
+
+
+def declared() -> tuple[Variable, ...]:
+    """Every variable: the fixed ones and one gold variable per registered track."""
+    from .tracks import TRACKS  # lazily: the store reads its settings without loading the tracks
+
+    gold = tuple(gold_variable(name, track.gold_env) for name, track in TRACKS.items())
+    at = next(i for i, v in enumerate(VARIABLES) if v.name == "JUDGE")  # the scoring variables start there
+    return VARIABLES[:at] + gold + VARIABLES[at:]
+
+
+def read(env: Mapping[str, str], name: str) -> Any:
+    """The value of a declared variable in `env`, parsed, or its declared default."""
+    return _BY_NAME[name].read(env)
+
+
+def default(name: str) -> Any:
+    """A declared variable's default value (what `read` gives when it is unset)."""
+    return _BY_NAME[name].read({})
+
+
+def readme_table() -> str:
+    """The README's settings table, one row per declared variable."""
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    rows += [f"| `{v.name}` | {v.shown_default} | {v.meaning} |" for v in declared()]
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(readme_table())
