@@ -115,6 +115,10 @@ class FakeHub:
         self.error_status = 500
         self.delay = 0.0
         self.delay_path: str | None = None
+        # hold(): requests wait here until ok() (or `held_max` seconds), an answer as late as a test needs
+        self.released = threading.Event()
+        self.released.set()
+        self.held_max = 0.0
         # Requests whose path contains this are carried out, but their reply is lost (see lose_replies).
         self.lost_reply_path: str | None = None
         self.lost_reply_delay: float | None = None  # None: drop the connection instead of answering
@@ -217,8 +221,14 @@ class FakeHub:
         self.lost_reply_path = path_contains
         self.lost_reply_delay = delay
 
+    def hold(self, at_most: float = 60.0) -> None:
+        """Keep every request waiting until `ok()` (or `at_most` seconds): a pull that is surely still running."""
+        self.held_max = at_most
+        self.released.clear()
+
     def ok(self) -> None:
         self.mode = "ok"
+        self.released.set()
         self.delay = 0.0
         self.lost_reply_path = None
 
@@ -473,6 +483,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = self._body()  # read before answering so the connection stays usable
         else:
             body = b""
+        if not hub.released.is_set():
+            hub.released.wait(hub.held_max)
         if hub.delay and (hub.delay_path is None or hub.delay_path in path):
             time.sleep(hub.delay)
         echo = (

@@ -44,11 +44,11 @@ def hub(fake_hub):  # noqa: F811
 
 @pytest.fixture
 def app_on_hub(hub, tmp_path):
-    def start():
+    def start(hub_timeout: float = HUB_TIMEOUT):
         # No token: the board only reads, and a token would make the page ask for a login, which Gradio mocks
         # off a Space with whoami on huggingface.co (not the fake Hub).
         settings = StoreSettings(submissions_repo="org/subs", hf_endpoint=hub.url,
-                                 data_dir=tmp_path, hub_timeout=HUB_TIMEOUT, refresh_seconds=TICK)
+                                 data_dir=tmp_path, hub_timeout=hub_timeout, refresh_seconds=TICK)
         return running_app(tmp_path, judge="none", store_settings=settings, status_poll_seconds=TICK)
     return start
 
@@ -111,8 +111,10 @@ def test_an_open_page_shows_the_outage_banner_and_clears_it_without_a_reload(hub
 
 
 def test_a_page_opened_while_the_first_pull_runs_says_loading_then_shows_the_rows(hub, app_on_hub, new_page):
-    hub.slow(TICK * 2)  # every answer comes late (within the timeout) until the page has looked
-    with app_on_hub() as app:  # opens without waiting for the Hub (timed in test_live_status.py)
+    # The Hub answers nothing until the page has looked (however long a loaded machine takes to open it), and
+    # within the client's timeout: the first pull is surely still running, not failed.
+    hub.hold(at_most=WITHIN_MS / 1000)
+    with app_on_hub(hub_timeout=2 * WITHIN_MS / 1000) as app:  # opens without waiting for the Hub (test_live_status)
         page = new_page(app.url)
         assert "loading: first pull from hub:org/subs in progress" in status_text(page)
         assert table_rows(page) == 0
