@@ -142,27 +142,31 @@ class FakeOpenAI:
             if isinstance(behaviour, tuple) and behaviour[0] == "sleep":
                 time.sleep(behaviour[1])
                 behaviour = "ok"
-            if isinstance(behaviour, str) and behaviour.isdigit():  # "429", "500", "401", ...
-                self._send(h, int(behaviour), {"error": {"message": f"fake {behaviour}", "type": "fake"}})
-                return
-            if h.path.rstrip("/") != "/v1/chat/completions":
-                self._send(h, 404, {"error": {"message": "unknown path"}})
-                return
-            content = json.dumps(answer(body))
-            if behaviour == "malformed":
-                content = "Sure! Here is the JSON: {" + content[:20]
-            elif behaviour == "badschema":
-                content = json.dumps({"verdict": "everything is fine"})
-            prompt_tokens = sum(len(m["content"].split()) for m in body["messages"])
-            completion_tokens = len(content.split())
-            self._send(h, 200, {
-                "id": f"chatcmpl-fake-{len(self.requests)}", "object": "chat.completion", "created": 0,
-                "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                             "message": {"role": "assistant", "content": content, "refusal": None}}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens},
-            })
+            status, payload, raw = self._reply(h.path, body, behaviour)
         finally:
+            # Out of flight before the answer leaves: the client may send its next request the moment it has
+            # read this one, and must not be counted twice (max_in_flight would then exceed its limit).
             with self.lock:
                 self.in_flight -= 1
+        self._send(h, status, payload, raw)
+
+    def _reply(self, path: str, body: dict, behaviour: Any) -> tuple[int, Any, str | None]:
+        if isinstance(behaviour, str) and behaviour.isdigit():  # "429", "500", "401", ...
+            return int(behaviour), {"error": {"message": f"fake {behaviour}", "type": "fake"}}, None
+        if path.rstrip("/") != "/v1/chat/completions":
+            return 404, {"error": {"message": "unknown path"}}, None
+        content = json.dumps(answer(body))
+        if behaviour == "malformed":
+            content = "Sure! Here is the JSON: {" + content[:20]
+        elif behaviour == "badschema":
+            content = json.dumps({"verdict": "everything is fine"})
+        prompt_tokens = sum(len(m["content"].split()) for m in body["messages"])
+        completion_tokens = len(content.split())
+        return 200, {
+            "id": f"chatcmpl-fake-{len(self.requests)}", "object": "chat.completion", "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": content, "refusal": None}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+        }, None
