@@ -61,6 +61,18 @@ class CompareTab:
         b_id = b_id if b_id in ids and b_id != a_id else next((i for i in ids if i != a_id), None)
         return gr.update(choices=ch, value=a_id), gr.update(choices=ch, value=b_id)
 
+    def refresh_choices(self, track_name, a_id=None, b_id=None):
+        """New data: fresh choices; a pick is rewritten only when it no longer exists.
+
+        The values this handler reads may be older than a permalink's restore that lands just before its
+        answer (both are queued at page load): writing them back would undo the restore.
+        """
+        ch = views.system_choices(self.board, track_name)
+        ids = [i for _, i in ch]
+        new_a, new_b = self.pick_track(track_name, a_id, b_id)
+        return (gr.update(choices=ch) if a_id in ids else new_a,
+                gr.update(choices=ch) if b_id in ids and b_id != a_id else new_b)
+
     def records(self, a_id, b_id, unit_id):
         return views.both_records(self.board, a_id, b_id, unit_id)
 
@@ -97,4 +109,4 @@ class CompareTab:
         self.go.click(self.compare_api, picks, self.outputs, api_name="compare")
         self.unit.change(self.records, [self.a, self.b, self.unit], self.record_outputs, api_name=False).then(
             self.downloads, [self.a, self.b, self.unit], self.download_outputs, api_name=False)
-        page.data_version.change(self.pick_track, picks, [self.a, self.b], api_name=False, show_progress="hidden")
+        page.data_version.change(self.refresh_choices, picks, [self.a, self.b], api_name=False, show_progress="hidden")

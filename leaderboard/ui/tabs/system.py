@@ -73,7 +73,8 @@ class SystemTab:
         return unit_id, views.unit_record(self.board, entry_id, unit_id)
 
     def repick(self, entry_id):
-        return gr.update(choices=all_systems(self.board), value=entry_id)
+        """New data: fresh choices, the pick left alone (a value read before a permalink's restore would undo it)."""
+        return gr.update(choices=all_systems(self.board))
 
     # ---- permalink ----------------------------------------------------------------------------
     @property

@@ -116,7 +116,9 @@ class TrackTab:
         """Fresh choices for the per-system charts, keeping the current pick while it exists."""
         choices = views.system_choices(self.board, self.track.name)
         ids = [i for _, i in choices]
-        return gr.update(choices=choices, value=current if current in ids else (ids[0] if ids else None))
+        if current in ids:  # left alone: writing back a value read earlier could undo a newer pick
+            return gr.update(choices=choices)
+        return gr.update(choices=choices, value=ids[0] if ids else None)
 
     def redraw_active(self, active, *args):
         """Redraw only the chart on screen; the others are drawn when their tab opens."""
