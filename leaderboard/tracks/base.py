@@ -12,6 +12,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,16 @@ class UnitIndex:
     ids: list[str]
     clusters: list  # resampled together (futurepedia: the record id)
     strata: list[str]  # resampled separately, then averaged (vdr: the dataset)
+
+    @cached_property
+    def codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(stratum, cluster) code per unit, numbered in order of first appearance: the bootstrap's order."""
+        return first_appearance_codes(self.strata), first_appearance_codes(self.clusters)
+
+
+def first_appearance_codes(labels) -> np.ndarray:
+    pos: dict = {}
+    return np.fromiter((pos.setdefault(x, len(pos)) for x in labels), dtype=np.int64, count=len(labels))
 
 
 @dataclass
