@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
-_SPACES = re.compile(r"\s+")
+import numpy as np
 
 
 def normalise(text: str) -> str:
     """Unicode NFKC, casefold, whitespace runs collapsed to one space, stripped."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    # split() and the regex's \s are the same Unicode whitespace set; split/join is the faster C path
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def ngram_set(text: str, n: int = 3) -> frozenset[str]:
@@ -95,3 +96,47 @@ def prepared_recall(answer: tuple[PreparedPart, ...], normalised_prediction: str
         elif text and text in normalised_prediction:  # short-answer rule: the whole answer occurs
             total += 1.0
     return total / len(answer)
+
+
+class Block(NamedTuple):
+    """Answers scored together against one prediction, as flat arrays (`prepared_recall` in numpy form).
+
+    Each answer is a row. A part's needles are its distinct 3-grams, each weighing 1 / (its 3-grams x
+    the parts); a part without 3-grams is one needle, its whole text, weighing 1 / the parts (the
+    short-answer rule). A row's recall is the sum of the weights of its needles the prediction
+    contains. Needles repeated across the answers are looked up once: `entries` index `needles`.
+    """
+
+    needles: tuple[str, ...]
+    entries: np.ndarray  # needle index of each (row, needle) entry, rows in order
+    weights: np.ndarray  # weight of each entry
+    row_lens: np.ndarray  # entries per row
+
+
+def block(answers: Sequence[tuple[PreparedPart, ...]]) -> Block:
+    pos: dict[str, int] = {}
+    entries: list[int] = []
+    weights: list[float] = []
+    row_lens: list[int] = []
+    for answer in answers:
+        start = len(entries)
+        for text, grams in answer:
+            for needle in grams or (text,):
+                entries.append(pos.setdefault(needle, len(pos)))
+            weights.extend([1 / (len(grams) * len(answer))] * len(grams) if grams else [1 / len(answer)])
+        row_lens.append(len(entries) - start)
+    return Block(tuple(pos), np.array(entries, dtype=np.int64), np.array(weights, dtype=np.float64),
+                 np.array(row_lens, dtype=np.int64))
+
+
+def block_recalls(blocks: Sequence[Block], hits: Sequence[bool]) -> np.ndarray:
+    """Recall of every row of `blocks`, in order, from `hits`: their needles' containment, block after block."""
+    if not blocks:
+        return np.zeros(0)
+    n_needles = np.fromiter((len(b.needles) for b in blocks), dtype=np.int64, count=len(blocks))
+    n_entries = np.fromiter((len(b.entries) for b in blocks), dtype=np.int64, count=len(blocks))
+    offsets = np.repeat(np.cumsum(n_needles) - n_needles, n_entries)
+    hit = np.fromiter(hits, dtype=bool, count=int(n_needles.sum()))[np.concatenate([b.entries for b in blocks]) + offsets]
+    row_lens = np.concatenate([b.row_lens for b in blocks])
+    rows = np.repeat(np.arange(len(row_lens)), row_lens)
+    return np.bincount(rows[hit], weights=np.concatenate([b.weights for b in blocks])[hit], minlength=len(row_lens))

@@ -8,13 +8,15 @@ from functools import cached_property
 from itertools import permutations
 from operator import itemgetter
 from pathlib import Path
+from typing import Annotated
 
+import msgspec
 import numpy as np
 
-from ..metrics import BootstrapPlan, selection_entropy
-from ..metrics.ngram import normalise, prepare_answer, prepared_recall, split_parts
+from ..metrics.ngram import Block, block, block_recalls, normalise, prepare_answer, split_parts
 from ..problems import Problems
 from ..submission import Envelope
+from ..summarise import Summary, summarise
 from .base import (
     MAX_ANSWER,
     Axis,
@@ -26,6 +28,7 @@ from .base import (
     Track,
     UnitIndex,
     canonical_json,
+    category_codes,
     fingerprint_of,
     hash_files,
     prediction_records,
@@ -43,6 +46,21 @@ TASK_KEYS = {
 }
 _FIRST = itemgetter(0)
 KEY_TASK = {k: t for t, keys in TASK_KEYS.items() for k in keys}
+LANG_CODE = {q: i for i, q in enumerate(LANGS)}
+_LANG_SET = frozenset(LANGS)
+
+
+# Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
+# deeper than the limit, which the generic path reports; such files simply take the generic path.
+class _Record(msgspec.Struct, forbid_unknown_fields=True):
+    """One prediction, as the typed fast path decodes it; a field the generic path ignores must still type-check."""
+
+    id: int
+    task: str
+    query_lang: str
+    prediction: Annotated[str, msgspec.Meta(max_length=MAX_ANSWER)]
+    doc_lang: str | msgspec.UnsetType = msgspec.UNSET  # absent and null differ: null is an error
+    doc_langs: list[str] | msgspec.UnsetType = msgspec.UNSET
 
 
 @dataclass
@@ -79,13 +97,34 @@ class FuturepediaGold(Gold):
                 for r in self.records}
 
     @cached_property
-    def unit_langs(self) -> dict[str, np.ndarray]:
-        """Query language of every unit, per task, in canonical order (for the per-language breakdown)."""
-        return {t: np.array([u[1] for u in keys]) for t, keys in self.unit_keys.items()}
+    def blocks(self) -> dict[tuple, Block]:
+        """The answers each kind of unit is scored against, as flat blocks (ngram.block), built once per gold load.
+
+        (id, q): monolingual, the answer in q; (id, q, d): crosslingual, the answers in q then d;
+        ("new", id, d): selection, every answer of the documents in d (none when the record has none).
+        """
+        out: dict[tuple, Block] = {}
+        for rid, (ori, new) in self.prepared.items():
+            for q in LANGS:
+                out[rid, q] = block([ori[q]])
+                out["new", rid, q] = block(new.get(q, ()))
+            for q, d in permutations(LANGS, 2):
+                out[rid, q, d] = block([ori[q], ori[d]])
+        return out
 
     @cached_property
-    def pair_labels(self) -> np.ndarray:
-        return np.array([f"{u[1]}-{u[2]}" for u in self.unit_keys["crosslingual"]])
+    def unit_index(self) -> dict[str, UnitIndex]:
+        """Per task: a record's units are resampled together (clusters = record ids), one stratum."""
+        return {t: UnitIndex(ids=[f"{t}/{u[0]}/" + "-".join(u[1:]) for u in keys], clusters=[u[0] for u in keys],
+                             strata=[""] * len(keys))
+                for t, keys in self.unit_keys.items()}
+
+    @cached_property
+    def axes(self) -> dict[str, dict[str, tuple[np.ndarray, list[str]]]]:
+        """Per task, the breakdown axes over its units: query language; language pair for crosslingual."""
+        out = {t: {"language": category_codes([u[1] for u in keys], LANGS)} for t, keys in self.unit_keys.items()}
+        out["crosslingual"]["language_pair"] = category_codes([f"{u[1]}-{u[2]}" for u in self.unit_keys["crosslingual"]], PAIRS)
+        return out
 
 
 class FuturepediaTrack(Track):
@@ -141,10 +180,7 @@ class FuturepediaTrack(Track):
                                index={r.id: i for i, r in enumerate(records)})
 
     def units(self, gold: FuturepediaGold, key: str) -> UnitIndex:
-        task = KEY_TASK[key]
-        keys = gold.unit_keys[task]
-        return UnitIndex(ids=[f"{task}/{u[0]}/" + "-".join(u[1:]) for u in keys],
-                         clusters=[u[0] for u in keys], strata=[""] * len(keys))
+        return gold.unit_index[KEY_TASK[key]]
 
     def gold_units(self, gold: FuturepediaGold) -> int:
         return sum(map(len, gold.unit_keys.values()))
@@ -221,65 +257,121 @@ class FuturepediaTrack(Track):
         canonical = [[task, sorted(units.items(), key=_FIRST)] for task, units in sorted(parsed.items())]
         return fingerprint_of(self.name, canonical_json(canonical))
 
-    def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
-        prepared = gold.prepared
-        values: dict[str, np.ndarray] = {}
-        answered: dict[str, np.ndarray] = {}
-        langs_of: dict[str, np.ndarray] = {}
-        shares = {d: [] for d in LANGS}
-        for task, preds in parsed.items():
-            pos = gold.unit_pos[task]
-            cols = TASK_KEYS[task]
-            arr = np.zeros((len(pos), len(cols)))
-            mask = np.zeros(len(pos), dtype=bool)
-            for unit, payload in preds.items():
-                ori, new = prepared[unit[0]]
-                k = pos[unit]
-                mask[k] = True
-                if task == "monolingual":
-                    arr[k, 0] = prepared_recall(ori[unit[1]], normalise(payload))
-                elif task == "crosslingual":
-                    pred = normalise(payload)  # once per record, not once per gold answer
-                    strict = prepared_recall(ori[unit[1]], pred)
-                    arr[k] = strict, max(strict, prepared_recall(ori[unit[2]], pred))
-                else:
-                    pred, docs = normalise(payload[0]), payload[1]
-                    support = [max((prepared_recall(a, pred) for a in new.get(d, ())), default=0.0) for d in docs]
-                    _, norm, p = selection_entropy(support)
-                    arr[k, 0] = norm
-                    for d, share in zip(docs, p):
-                        shares[d].append(share)
-            for c, key in enumerate(cols):
-                values[key] = arr[:, c]
-                answered[key] = mask
-                langs_of[key] = gold.unit_langs[task]
+    record_type = _Record
 
-        overall, ci, breakdowns = {}, {}, {"language": {}, "language_pair": {}, "doc_language": {}}
-        ids = [r.id for r in gold.records]
-        for key, v in values.items():
-            overall[key] = float(v.mean())
-            per_lang = {q: float(v[langs_of[key] == q].mean()) for q in LANGS}
-            overall[f"{key}_var"] = float(np.var(list(per_lang.values())))
-            for q, m in per_lang.items():
-                breakdowns["language"].setdefault(q, {})[key] = m
-            # Every record has the same number of units in a task, so resampling
-            # records and averaging their means is resampling clusters of units.
-            per_record = v.reshape(len(ids), -1).mean(axis=1)
-            low, high = BootstrapPlan.for_sizes((len(ids),)).ci([per_record])[0]
-            ci[key] = [float(low), float(high)]
-        if "crosslingual" in parsed:
-            pairs = gold.pair_labels
-            for pair in PAIRS:
-                m = pairs == pair
-                breakdowns["language_pair"][pair] = {k: float(values[k][m].mean()) for k in TASK_KEYS["crosslingual"]}
-        if "selection" in parsed:
-            breakdowns["doc_language"] = {d: {"share": float(np.mean(s)), "offered": len(s)} for d, s in shares.items() if s}
+    def fast_validate(self, records: list[_Record], system: dict, gold: FuturepediaGold, env: Envelope) -> dict | None:
+        parsed: dict[str, dict[tuple, object]] = {t: {} for t in TASKS}
+        index = gold.index
+        for r in records:
+            rid, task, q, d = r.id, r.task, r.query_lang, r.doc_lang
+            if rid not in index or q not in _LANG_SET:
+                return None
+            if task == "crosslingual":
+                if d is msgspec.UNSET or d not in _LANG_SET or d == q:
+                    return None
+                unit, payload = (rid, q, d), r.prediction
+            elif task == "monolingual":
+                if d is not msgspec.UNSET and d != q:
+                    return None
+                unit, payload = (rid, q), r.prediction
+            elif task == "selection":
+                docs = r.doc_langs
+                if docs is msgspec.UNSET or not 2 <= len(docs) <= len(LANGS) or not _LANG_SET.issuperset(docs) or len(set(docs)) != len(docs):
+                    return None
+                unit, payload = (rid, q), (r.prediction, tuple(docs))
+            else:
+                return None
+            units = parsed[task]
+            if unit in units:
+                return None  # a repeat: the generic path says where
+            units[unit] = payload
+        return {t: units for t, units in parsed.items() if units}
+
+    def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
+        values, answered, shares = _unit_values(parsed, gold)
+        summary = Summary()
+        for task, task_values in values.items():
+            summary.merge(summarise(gold.unit_index[task], task_values, answered[task], axes=gold.axes[task]))
+        per_lang = summary.breakdowns.get("language", {})
+        for key in [k for task in values for k in TASK_KEYS[task]]:
+            summary.overall[f"{key}_var"] = float(np.var([per_lang[q][key] for q in LANGS]))
+        if shares:
+            summary.breakdowns["doc_language"] = shares
         n = sum(len(gold.unit_keys[t]) for t in parsed)
         missing = sum(len(gold.unit_keys[t]) - len(parsed[t]) for t in parsed)
-        units = {k: np.where(answered[k], v, np.nan) for k, v in values.items()}
-        return Scores(n=n, missing=missing, overall=overall, ci=ci,
-                      breakdowns={a: b for a, b in breakdowns.items() if b}, units=units,
-                      extra={"tasks": [t for t in TASKS if t in parsed]})
+        return Scores(n=n, missing=missing, overall=summary.overall, ci=summary.ci,
+                      breakdowns={a: summary.breakdowns[a] for a in ("language", "language_pair", "doc_language") if summary.breakdowns.get(a)},
+                      units=summary.units, extra={"tasks": [t for t in TASKS if t in parsed]})
+
+
+def _unit_values(parsed: dict, gold: FuturepediaGold):
+    """Per task, {metric: score per unit} (0 where unanswered) and the answered mask; the selection shares.
+
+    Every recall of the submission in one flat pass: each unit's answers are a block of needles looked up
+    in its normalised prediction (one C-level `map` per block), the rows' recalls one weighted bincount.
+    """
+    blocks = gold.blocks
+    hits: list[bool] = []
+    used: list[Block] = []
+    extend, use = hits.extend, used.append
+    plan: dict[str, tuple] = {}
+    for task, preds in parsed.items():
+        pos = gold.unit_pos[task]
+        first = len(used)
+        ks = np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds))
+        if task != "selection":  # the unit key is the block key: (id, q) or (id, q, d)
+            for unit, pred in preds.items():
+                b = blocks[unit]
+                extend(map(normalise(pred).__contains__, b.needles))  # the prediction normalised once per record
+                use(b)
+            plan[task] = (ks, first)
+        else:  # per offered document language, the best of its answers' recalls
+            doc_of_group = []
+            for (rid, _), (pred, docs) in preds.items():
+                contains = normalise(pred).__contains__
+                for d in docs:
+                    b = blocks["new", rid, d]
+                    extend(map(contains, b.needles))
+                    use(b)
+                doc_of_group.extend(docs)
+            plan[task] = (ks, first, np.fromiter(map(LANG_CODE.__getitem__, doc_of_group), dtype=np.int64, count=len(doc_of_group)))
+    recall = block_recalls(used, hits)
+    rows_per_block = np.fromiter((len(b.row_lens) for b in used), dtype=np.int64, count=len(used))
+    row_start = np.cumsum(rows_per_block) - rows_per_block
+    values: dict[str, dict[str, np.ndarray]] = {}
+    answered: dict[str, np.ndarray] = {}
+    shares: dict[str, dict] = {}
+    for task, (ks, first, *selection) in plan.items():
+        size = len(gold.unit_pos[task])
+        mask = np.zeros(size, dtype=bool)
+        mask[ks] = True
+        answered[task] = mask
+        cols = {key: np.zeros(size) for key in TASK_KEYS[task]}
+        starts = row_start[first:first + (len(selection[0]) if selection else len(ks))]
+        if task == "monolingual":
+            cols["monolingual"][ks] = recall[starts]
+        elif task == "crosslingual":
+            strict = recall[starts]
+            cols["crosslingual_strict"][ks] = strict
+            cols["crosslingual_loose"][ks] = np.maximum(strict, recall[starts + 1])
+        else:
+            (doc_of_group,) = selection
+            counts = rows_per_block[first:first + len(doc_of_group)]
+            support = np.zeros(len(doc_of_group))  # a document language without an answer supports nothing
+            np.maximum.at(support, np.repeat(np.arange(len(doc_of_group)), counts), recall[starts[0]:starts[0] + counts.sum()] if len(starts) else recall[:0])
+            offered = np.fromiter((len(docs) for _, docs in parsed[task].values()), dtype=np.int64, count=len(ks))
+            unit_of_group = np.repeat(np.arange(len(ks)), offered)
+            total = np.bincount(unit_of_group, weights=support, minlength=len(ks))
+            p = np.divide(support, total[unit_of_group], out=np.zeros_like(support), where=total[unit_of_group] > 0)
+            plogp = np.zeros_like(p)
+            np.multiply(p, np.log(p, out=np.zeros_like(p), where=p > 0), out=plogp, where=p > 0)
+            entropy = -np.bincount(unit_of_group, weights=plogp, minlength=len(ks))
+            cols["selection_entropy"][ks] = entropy / np.log(offered)  # selection_entropy's normalised SE
+            share_sum = np.bincount(doc_of_group, weights=p, minlength=len(LANGS))
+            count = np.bincount(doc_of_group, minlength=len(LANGS))
+            shares = {d: {"share": float(share_sum[c] / count[c]), "offered": int(count[c])} for c, d in enumerate(LANGS) if count[c]}
+        values[task] = cols
+    return values, answered, shares
 
 
 def _answers_file(folder: Path) -> Path | None:
