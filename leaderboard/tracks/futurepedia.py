@@ -13,7 +13,7 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from ..metrics.ngram import Block, block, block_recalls, normalise, prepare_answer, split_parts
+from ..metrics.ngram import Block, Hits, block, normalise, prepare_answer, split_parts, trigrams
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import Summary, summarise
@@ -98,18 +98,30 @@ class FuturepediaGold(Gold):
 
     @cached_property
     def blocks(self) -> dict[tuple, Block]:
-        """The answers each kind of unit is scored against, as flat blocks (ngram.block), built once per gold load.
+        """The answers of each kind of unit as flat blocks (ngram.block), built once per gold load.
 
-        (id, q): monolingual, the answer in q; (id, q, d): crosslingual, the answers in q then d;
-        ("new", id, d): selection, every answer of the documents in d (none when the record has none).
+        (id, q): monolingual, the answer in q; (id, q, d): crosslingual, the answers in q then d.
         """
         out: dict[tuple, Block] = {}
-        for rid, (ori, new) in self.prepared.items():
+        for rid, (ori, _) in self.prepared.items():
             for q in LANGS:
                 out[rid, q] = block([ori[q]])
-                out["new", rid, q] = block(new.get(q, ()))
             for q, d in permutations(LANGS, 2):
                 out[rid, q, d] = block([ori[q], ori[d]])
+        return out
+
+    @cached_property
+    def selection_blocks(self) -> dict[int, tuple[Block, dict[str, tuple[int, int]]]]:
+        """Per record id: every conflicting answer as one block, a row per (document language, answer) (a
+        prediction's 3-grams are looked up in it once, whichever languages it was offered); and the
+        (first row, rows) of each document language."""
+        out = {}
+        for rid, (_, new) in self.prepared.items():
+            rows, answers = {}, []
+            for d in LANGS:
+                rows[d] = (len(answers), len(new.get(d, ())))
+                answers.extend(new.get(d, ()))
+            out[rid] = (block(answers), rows)
         return out
 
     @cached_property
@@ -307,47 +319,50 @@ class FuturepediaTrack(Track):
 def _unit_values(parsed: dict, gold: FuturepediaGold):
     """Per task, {metric: score per unit} (0 where unanswered) and the answered mask; the selection shares.
 
-    Every recall of the submission in one flat pass: each unit's answers are a block of needles looked up
-    in its normalised prediction (one C-level `map` per block), the rows' recalls one weighted bincount.
+    Every recall of the submission in one flat pass: each prediction is normalised once and its 3-grams
+    looked up in its record's block of answers (ngram.Hits); every row's recall is then one weighted
+    bincount, and the units pick their rows.
     """
     blocks = gold.blocks
-    hits: list[bool] = []
-    used: list[Block] = []
-    extend, use = hits.extend, used.append
+    hits = Hits()
+    add = hits.add
     plan: dict[str, tuple] = {}
     for task, preds in parsed.items():
         pos = gold.unit_pos[task]
-        first = len(used)
+        first = len(hits.blocks)
         ks = np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds))
-        if task != "selection":  # the unit key is the block key: (id, q) or (id, q, d)
-            for unit, pred in preds.items():
-                b = blocks[unit]
-                extend(map(normalise(pred).__contains__, b.needles))  # the prediction normalised once per record
-                use(b)
-            plan[task] = (ks, first)
+        if task != "selection":
+            for unit, pred in preds.items():  # the unit key is the block key
+                add(blocks[unit], normalise(pred))  # normalised once per record
+            plan[task] = (ks, first, None)
         else:  # per offered document language, the best of its answers' recalls
-            doc_of_group = []
+            group_first, group_rows, group_doc = [], [], []
+            selection_blocks = gold.selection_blocks
             for (rid, _), (pred, docs) in preds.items():
-                contains = normalise(pred).__contains__
+                selection = selection_blocks[rid]
+                pred = normalise(pred)
+                new, rows = selection
+                add(new, pred, trigrams(pred))
                 for d in docs:
-                    b = blocks["new", rid, d]
-                    extend(map(contains, b.needles))
-                    use(b)
-                doc_of_group.extend(docs)
-            plan[task] = (ks, first, np.fromiter(map(LANG_CODE.__getitem__, doc_of_group), dtype=np.int64, count=len(doc_of_group)))
-    recall = block_recalls(used, hits)
-    rows_per_block = np.fromiter((len(b.row_lens) for b in used), dtype=np.int64, count=len(used))
+                    start, count = rows[d]
+                    group_first.append(start)
+                    group_rows.append(count)
+                group_doc.extend(docs)
+            plan[task] = (ks, first, (np.array(group_first, dtype=np.int64), np.array(group_rows, dtype=np.int64),
+                                      np.fromiter(map(LANG_CODE.__getitem__, group_doc), dtype=np.int64, count=len(group_doc))))
+    recall = np.append(hits.recalls(), 0.0)  # a trailing 0: the end of the last row range stays in bounds
+    rows_per_block = np.fromiter((len(b.row_lens) for b in hits.blocks), dtype=np.int64, count=len(hits.blocks))
     row_start = np.cumsum(rows_per_block) - rows_per_block
     values: dict[str, dict[str, np.ndarray]] = {}
     answered: dict[str, np.ndarray] = {}
     shares: dict[str, dict] = {}
-    for task, (ks, first, *selection) in plan.items():
+    for task, (ks, first, extra) in plan.items():
         size = len(gold.unit_pos[task])
         mask = np.zeros(size, dtype=bool)
         mask[ks] = True
         answered[task] = mask
         cols = {key: np.zeros(size) for key in TASK_KEYS[task]}
-        starts = row_start[first:first + (len(selection[0]) if selection else len(ks))]
+        starts = row_start[first:first + len(ks)]  # one block per unit
         if task == "monolingual":
             cols["monolingual"][ks] = recall[starts]
         elif task == "crosslingual":
@@ -355,12 +370,14 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
             cols["crosslingual_strict"][ks] = strict
             cols["crosslingual_loose"][ks] = np.maximum(strict, recall[starts + 1])
         else:
-            (doc_of_group,) = selection
-            counts = rows_per_block[first:first + len(doc_of_group)]
-            support = np.zeros(len(doc_of_group))  # a document language without an answer supports nothing
-            np.maximum.at(support, np.repeat(np.arange(len(doc_of_group)), counts), recall[starts[0]:starts[0] + counts.sum()] if len(starts) else recall[:0])
+            group_first, group_rows, doc_of_group = extra
             offered = np.fromiter((len(docs) for _, docs in parsed[task].values()), dtype=np.int64, count=len(ks))
             unit_of_group = np.repeat(np.arange(len(ks)), offered)
+            lo = starts[unit_of_group] + group_first
+            bounds = np.empty(2 * len(lo), dtype=np.int64)
+            bounds[0::2], bounds[1::2] = lo, lo + group_rows
+            # the max over each group's rows; a document language without an answer supports nothing
+            support = np.where(group_rows > 0, np.maximum.reduceat(recall, bounds)[0::2], 0.0) if len(lo) else np.zeros(0)
             total = np.bincount(unit_of_group, weights=support, minlength=len(ks))
             p = np.divide(support, total[unit_of_group], out=np.zeros_like(support), where=total[unit_of_group] > 0)
             plogp = np.zeros_like(p)
