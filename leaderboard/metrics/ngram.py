@@ -5,7 +5,6 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import compress
 from typing import NamedTuple
 
 import numpy as np
@@ -99,6 +98,21 @@ def prepared_recall(answer: tuple[PreparedPart, ...], normalised_prediction: str
     return total / len(answer)
 
 
+def answer_row(answer: tuple[PreparedPart, ...]) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """A prepared answer as (needles, weights): its recall is the sum of the weights of the needles the
+    prediction contains, `sum(compress(weights, map(prediction.__contains__, needles)))`, one C-level chain.
+
+    A part's needles are its distinct 3-grams, each weighing 1 / (its 3-grams x the parts); a part without
+    3-grams is one needle, its whole text, weighing 1 / the parts (the short-answer rule).
+    """
+    needles: list[str] = []
+    weights: list[float] = []
+    for text, grams in answer:
+        needles.extend(grams or (text,))
+        weights.extend([1 / (len(grams) * len(answer))] * len(grams) if grams else [1 / len(answer)])
+    return tuple(needles), tuple(weights)
+
+
 class Block(NamedTuple):
     """Answers scored together against one prediction, as flat arrays (`prepared_recall` in numpy form).
 
@@ -157,18 +171,15 @@ class Hits:
         self.found: list[int] = []  # global needle index + 1 of every hit
         self.offset = 0
 
-    def add(self, b: Block, prediction: str, grams: set[str] | None = None) -> None:
-        """The needles of `b` that `prediction` contains: each needle tested with `str.__contains__` (few
-        needles), or, given `grams` = trigrams(prediction) (a large block), the block's lookups of those
-        3-grams (a 3-gram is in the prediction exactly when it is one of them) plus its short needles' tests."""
+    def add(self, b: Block, prediction: str, grams: set[str]) -> None:
+        """The needles of `b` that `prediction` contains, `grams` being trigrams(prediction): the block's
+        lookups of those 3-grams (a 3-gram is in the prediction exactly when it is one of them), plus a
+        substring test per short needle."""
         off = self.offset
-        if grams is None:
-            self.found.extend(compress(range(off + 1, off + 1 + len(b.needles)), map(prediction.__contains__, b.needles)))
-        else:
-            self.found.extend(map(off.__add__, filter(None, map(b.lookup.get, grams))))
-            for text, i in b.shorts:
-                if text in prediction:
-                    self.found.append(off + i)
+        self.found.extend(map(off.__add__, filter(None, map(b.lookup.get, grams))))
+        for text, i in b.shorts:
+            if text in prediction:
+                self.found.append(off + i)
         self.blocks.append(b)
         self.offset = off + len(b.needles)
 

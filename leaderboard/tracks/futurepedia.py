@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import permutations
+from itertools import compress, permutations
 from operator import itemgetter
 from pathlib import Path
 from typing import Annotated
@@ -13,7 +13,7 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from ..metrics.ngram import Block, Hits, block, normalise, prepare_answer, split_parts, trigrams
+from ..metrics.ngram import Block, Hits, answer_row, block, normalise, prepare_answer, split_parts, trigrams
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import Summary, summarise
@@ -97,18 +97,9 @@ class FuturepediaGold(Gold):
                 for r in self.records}
 
     @cached_property
-    def blocks(self) -> dict[tuple, Block]:
-        """The answers of each kind of unit as flat blocks (ngram.block), built once per gold load.
-
-        (id, q): monolingual, the answer in q; (id, q, d): crosslingual, the answers in q then d.
-        """
-        out: dict[tuple, Block] = {}
-        for rid, (ori, _) in self.prepared.items():
-            for q in LANGS:
-                out[rid, q] = block([ori[q]])
-            for q, d in permutations(LANGS, 2):
-                out[rid, q, d] = block([ori[q], ori[d]])
-        return out
+    def rows(self) -> dict[tuple[int, str], tuple[tuple[str, ...], tuple[float, ...]]]:
+        """(id, language): the answer in that language as (needles, weights) (ngram.answer_row), once per gold load."""
+        return {(rid, q): answer_row(a) for rid, (ori, _) in self.prepared.items() for q, a in ori.items()}
 
     @cached_property
     def selection_blocks(self) -> dict[int, tuple[Block, dict[str, tuple[int, int]]]]:
@@ -323,28 +314,41 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
     looked up in its record's block of answers (ngram.Hits); every row's recall is then one weighted
     bincount, and the units pick their rows.
     """
-    blocks = gold.blocks
+    rows = gold.rows
     hits = Hits()
-    add = hits.add
     plan: dict[str, tuple] = {}
+    direct: dict[str, list] = {}
     for task, preds in parsed.items():
         pos = gold.unit_pos[task]
         first = len(hits.blocks)
         ks = np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds))
-        if task != "selection":
-            for unit, pred in preds.items():  # the unit key is the block key
-                add(blocks[unit], normalise(pred))  # normalised once per record
+        if task == "monolingual":
+            out = []
+            for (rid, q), pred in preds.items():
+                needles, weights = rows[rid, q]
+                out.append(sum(compress(weights, map(normalise(pred).__contains__, needles))))
+            direct[task] = [out]
+            plan[task] = (ks, first, None)
+        elif task == "crosslingual":
+            strict, other = [], []
+            for (rid, q, d), pred in preds.items():
+                contains = normalise(pred).__contains__  # once per record, not once per gold answer
+                needles, weights = rows[rid, q]
+                strict.append(sum(compress(weights, map(contains, needles))))
+                needles, weights = rows[rid, d]
+                other.append(sum(compress(weights, map(contains, needles))))
+            direct[task] = [strict, other]
             plan[task] = (ks, first, None)
         else:  # per offered document language, the best of its answers' recalls
             group_first, group_rows, group_doc = [], [], []
             selection_blocks = gold.selection_blocks
+            add = hits.add
             for (rid, _), (pred, docs) in preds.items():
-                selection = selection_blocks[rid]
+                new, doc_rows = selection_blocks[rid]
                 pred = normalise(pred)
-                new, rows = selection
                 add(new, pred, trigrams(pred))
                 for d in docs:
-                    start, count = rows[d]
+                    start, count = doc_rows[d]
                     group_first.append(start)
                     group_rows.append(count)
                 group_doc.extend(docs)
@@ -362,14 +366,14 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
         mask[ks] = True
         answered[task] = mask
         cols = {key: np.zeros(size) for key in TASK_KEYS[task]}
-        starts = row_start[first:first + len(ks)]  # one block per unit
         if task == "monolingual":
-            cols["monolingual"][ks] = recall[starts]
+            cols["monolingual"][ks] = direct[task][0]
         elif task == "crosslingual":
-            strict = recall[starts]
+            strict = np.array(direct[task][0])
             cols["crosslingual_strict"][ks] = strict
-            cols["crosslingual_loose"][ks] = np.maximum(strict, recall[starts + 1])
+            cols["crosslingual_loose"][ks] = np.maximum(strict, direct[task][1])
         else:
+            starts = row_start[first:first + len(ks)]  # one block per unit
             group_first, group_rows, doc_of_group = extra
             offered = np.fromiter((len(docs) for _, docs in parsed[task].values()), dtype=np.int64, count=len(ks))
             unit_of_group = np.repeat(np.arange(len(ks)), offered)
