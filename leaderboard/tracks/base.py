@@ -33,7 +33,7 @@ class Metric:
     label: str
     description: str
     higher_is_better: bool = True
-    ci: bool = True  # has a bootstrap CI (compression, say, has no sampling error)
+    has_ci: bool = True  # has a bootstrap CI (compression, say, has no sampling error)
     needs_judge: bool = False
     percent: bool = False  # shown as a share
 

@@ -125,7 +125,7 @@ class VdrTrack(Track):
     metrics = (
         Metric("ndcg@5", "nDCG@5", "nDCG@5 (trec_eval conventions, graded gains), mean over the submission's datasets."),
         Metric("compression", "Compression", "Share of vectors removed: 1 - kept / uncompressed, averaged over datasets.",
-               ci=False, percent=True),
+               has_ci=False, percent=True),
     )
     rank_by = "ndcg@5"
     axes = (Axis("dataset", "Dataset"), Axis("family", "Dataset family", tuple(FAMILIES)))
