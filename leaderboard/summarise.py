@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .metrics import BootstrapPlan
-from .tracks.base import UnitIndex
+
+if TYPE_CHECKING:  # the tracks import this module: a runtime import would be circular
+    from .tracks.base import UnitIndex
 
 
 @dataclass
