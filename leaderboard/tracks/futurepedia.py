@@ -13,7 +13,7 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from ..metrics.ngram import Block, Hits, answer_row, block, normalise, prepare_answer, split_parts, trigrams
+from ..metrics.ngram import Block, Hits, answer_row, block, normalise_many, prepare_answer, split_parts, trigrams
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import Summary, summarise
@@ -324,15 +324,15 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
         ks = np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds))
         if task == "monolingual":
             out = []
-            for (rid, q), pred in preds.items():
+            for (rid, q), pred in zip(preds, normalise_many(list(preds.values()))):
                 needles, weights = rows[rid, q]
-                out.append(sum(compress(weights, map(normalise(pred).__contains__, needles))))
+                out.append(sum(compress(weights, map(pred.__contains__, needles))))
             direct[task] = [out]
             plan[task] = (ks, first, None)
         elif task == "crosslingual":
             strict, other = [], []
-            for (rid, q, d), pred in preds.items():
-                contains = normalise(pred).__contains__  # once per record, not once per gold answer
+            for (rid, q, d), pred in zip(preds, normalise_many(list(preds.values()))):
+                contains = pred.__contains__  # normalised once per record, not once per gold answer
                 needles, weights = rows[rid, q]
                 strict.append(sum(compress(weights, map(contains, needles))))
                 needles, weights = rows[rid, d]
@@ -343,9 +343,8 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
             group_first, group_rows, group_doc = [], [], []
             selection_blocks = gold.selection_blocks
             add = hits.add
-            for (rid, _), (pred, docs) in preds.items():
+            for ((rid, _), (_, docs)), pred in zip(preds.items(), normalise_many([p for p, _ in preds.values()])):
                 new, doc_rows = selection_blocks[rid]
-                pred = normalise(pred)
                 add(new, pred, trigrams(pred))
                 for d in docs:
                     start, count = doc_rows[d]
