@@ -110,6 +110,7 @@ def _resampled(matrix: np.ndarray, strata: np.ndarray, clusters: np.ndarray):
 
 
 def _means_by(values: Mapping[str, np.ndarray], codes: np.ndarray, names: list[str], scope: np.ndarray):
+    """{category: {metric: mean over its scored units in scope}}, categories without a unit in scope left out."""
     codes = np.asarray(codes)[scope]
     present = np.bincount(codes, minlength=len(names)) > 0
     out: dict[str, dict[str, float | None]] = {name: {} for name, p in zip(names, present) if p}

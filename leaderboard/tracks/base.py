@@ -340,14 +340,3 @@ def category_codes(labels: list[str], order: tuple[str, ...] = ()) -> tuple[np.n
     pos = {v: i for i, v in enumerate(names)}
     return np.fromiter((pos[v] for v in labels), dtype=np.int64, count=len(labels)), names
 
-
-def means_by(values: dict[str, np.ndarray], codes: np.ndarray, names: list[str]) -> dict[str, dict[str, float | None]]:
-    """{category: {metric: mean over its units}}; NaN units (judge failures) are left out."""
-    out: dict[str, dict[str, float | None]] = {name: {} for name in names}
-    for key, v in values.items():
-        ok = ~np.isnan(v)
-        sums = np.bincount(codes[ok], weights=v[ok], minlength=len(names))
-        counts = np.bincount(codes[ok], minlength=len(names))
-        for j, name in enumerate(names):
-            out[name][key] = float(sums[j] / counts[j]) if counts[j] else None
-    return out
