@@ -111,16 +111,13 @@ def _resampled(matrix: np.ndarray, strata: np.ndarray, clusters: np.ndarray):
 
 def _means_by(values: Mapping[str, np.ndarray], codes: np.ndarray, names: list[str], scope: np.ndarray):
     """{category: {metric: mean over its scored units in scope}}, categories without a unit in scope left out."""
-    codes = np.asarray(codes)[scope]
-    present = np.bincount(codes, minlength=len(names)) > 0
-    out: dict[str, dict[str, float | None]] = {name: {} for name, p in zip(names, present) if p}
+    codes = np.asarray(codes)
+    members = [(name, scope & (codes == j)) for j, name in enumerate(names)]
+    members = [(name, m) for name, m in members if m.any()]
+    out: dict[str, dict[str, float | None]] = {name: {} for name, _ in members}
     for key, v in values.items():
-        v = v[scope]
         ok = ~np.isnan(v)
-        sums = np.bincount(codes[ok], weights=v[ok], minlength=len(names))
-        counts = np.bincount(codes[ok], minlength=len(names))
-        for j, name in enumerate(names):
-            if present[j]:
-                out[name][key] = float(sums[j] / counts[j]) if counts[j] else None
+        for name, m in members:
+            m = m & ok
+            out[name][key] = float(v[m].mean()) if m.any() else None  # np.mean: the number a reader recomputes
     return out
-
