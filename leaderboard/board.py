@@ -78,13 +78,16 @@ def _path_id(e: Entry) -> str:
     return hashlib.sha256(f"{e.sha256}\n{e.path}".encode()).hexdigest()[:12]
 
 
-def rank_upper_bound(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+def rank_upper_bound(low: np.ndarray, high: np.ndarray, higher_is_better: bool = True) -> np.ndarray:
     """Best rank a system can claim given the CIs (as Chatbot Arena does).
 
-    1 + the number of systems whose lower bound is above this system's upper
-    bound, i.e. that are better beyond the uncertainty.
+    1 + the number of systems that are better beyond the uncertainty: whose
+    lower bound is above this system's upper bound (for a lower-is-better
+    metric, whose upper bound is below this system's lower bound).
     """
     low, high = np.asarray(low, float), np.asarray(high, float)
+    if not higher_is_better:
+        return 1 + (high[None, :] < low[:, None]).sum(axis=1)
     return 1 + (low[None, :] > high[:, None]).sum(axis=1)
 
 
@@ -130,14 +133,16 @@ def table(track: Track, entries: list[Entry], *, include_hidden: bool = False, r
     for key, values in track.derive_columns(df).items():  # computed across systems (vdr retention)
         df[key] = values
     key = rank_by or track.rank_by
+    higher = next((m.higher_is_better for m in track.metrics if m.key == key), True)  # derived columns: higher
     scored = (df["status"] == "scored") & df[key].notna()
     df["rank"] = pd.NA
     df["rank_ub"] = pd.NA
     if scored.any():
-        df.loc[scored, "rank"] = df.loc[scored, key].rank(ascending=False, method="min").astype(int)
+        df.loc[scored, "rank"] = df.loc[scored, key].rank(ascending=not higher, method="min").astype(int)
         sub = df.loc[scored]
         low = sub[f"{key}:low"].fillna(sub[key]).to_numpy(float)
         high = sub[f"{key}:high"].fillna(sub[key]).to_numpy(float)
-        df.loc[scored, "rank_ub"] = rank_upper_bound(low, high)
-    order = df.assign(_s=scored.astype(int)).sort_values(["_s", key, "name"], ascending=[False, False, True], na_position="last")
+        df.loc[scored, "rank_ub"] = rank_upper_bound(low, high, higher)
+    order = df.assign(_s=scored.astype(int)).sort_values(["_s", key, "name"], ascending=[False, not higher, True],
+                                                         na_position="last")
     return order.drop(columns="_s").reset_index(drop=True)

@@ -52,7 +52,7 @@ def cmd_validate(args) -> None:
         print(f"warning: {w}", file=sys.stderr)
     if not checked.ok:
         _fail(checked.errors)
-    print(f"valid: track {checked.track}, {checked.records} predictions")
+    print(f"valid: track {checked.track_name}, {checked.records} predictions")
 
 
 def _make_judge(kind: str | None):
@@ -75,7 +75,7 @@ def cmd_score(args) -> None:
     from .settings import settings
 
     judge = _make_judge(args.judge or settings().judge)
-    track = checked.track_obj
+    track = checked.track
     if judge is not None and args.dry_run:
         items = track.judge_items(checked.parsed, checked.gold)
         est = judge.estimate(items)

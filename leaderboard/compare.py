@@ -25,6 +25,7 @@ class MetricComparison:
     ci: tuple[float, float] | None
     p_value: float | None
     significant: bool
+    better: str | None = None  # "a" or "b" when significant, by the metric's direction (higher_is_better)
 
 
 def _grouped(values: np.ndarray, clusters: np.ndarray, strata: np.ndarray):
@@ -50,7 +51,10 @@ def compare_metric(track: Track, gold, key: str, a: np.ndarray, b: np.ndarray) -
     a_sums, sizes = _grouped(a[shared], clusters, strata)
     b_sums, _ = _grouped(b[shared], clusters, strata)
     res = paired_test(a_sums, b_sums, sizes)
-    return MetricComparison(key, label, n, res.mean_a, res.mean_b, res.diff, res.ci, res.p_value, res.significant)
+    better = None
+    if res.significant:
+        better = "a" if (res.diff > 0) == track.metric(key).higher_is_better else "b"
+    return MetricComparison(key, label, n, res.mean_a, res.mean_b, res.diff, res.ci, res.p_value, res.significant, better)
 
 
 def compare(track: Track, gold, a_units: dict[str, np.ndarray], b_units: dict[str, np.ndarray],

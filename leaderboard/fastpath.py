@@ -13,7 +13,7 @@ with lines and fields. Both paths accept exactly the same files.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -47,8 +47,18 @@ def _decoders(track: Track) -> tuple[msgspec.json.Decoder, msgspec.json.Decoder]
     return msgspec.json.Decoder(rec), msgspec.json.Decoder(envelope)
 
 
-def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> tuple[Track, Any, dict, Any, Problems, int] | None:
-    """(track, gold, system, parsed, problems, record count) for a clean file, else None.
+class FastParse(NamedTuple):
+    """A clean file read by the typed fast path: nothing to report, ready to fingerprint and score."""
+
+    track: Track
+    gold: Any
+    system: dict  # the header's system, validated
+    parsed: Any  # what Track.validate would return
+    records: int
+
+
+def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> FastParse | None:
+    """The parsed predictions of a clean file, else None (the generic path then reads it and explains).
 
     Within the track's limits by construction: a file that might pass them
     (more lines than records allowed, more values than allowed, a header
@@ -95,4 +105,4 @@ def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> tuple[Track,
     parsed = track.fast_validate(records, system, gold, env) if problems.ok else None
     if parsed is None:
         return None
-    return track, gold, system, parsed, problems, len(records)
+    return FastParse(track, gold, system, parsed, len(records))

@@ -47,7 +47,7 @@ class Checked:
     """A validated submission: the report, and what scoring needs when it is valid."""
 
     ok: bool
-    track: str | None
+    track_name: str | None  # the header's track, when it names a known one
     system: dict
     errors: list[str]
     warnings: list[str]
@@ -60,8 +60,8 @@ class Checked:
     error_count: int = 0
 
     @property
-    def track_obj(self) -> Track | None:
-        return TRACKS.get(self.track) if self.track else None
+    def track(self) -> Track | None:
+        return TRACKS.get(self.track_name) if self.track_name else None
 
 
 @contextmanager
@@ -106,8 +106,8 @@ def _check(data: bytes, filename: str, gold_sources: dict[str, Any] | None, max_
         raw = read_bytes(data, filename, max_bytes)
         fast = fast_parse(raw, filename, gold_sources)
         if fast is not None:
-            t, gold, system, parsed, _, count = fast
-            return Checked(True, t.name, system, [], [], count, parsed, gold, t.fingerprint(parsed))
+            return Checked(True, fast.track.name, fast.system, [], [], fast.records, fast.parsed, fast.gold,
+                           fast.track.fingerprint(fast.parsed))
         env = parse_raw(raw, filename, limits_of, problems)
     except SubmissionError as exc:
         problems.add(exc.problem)
@@ -137,7 +137,7 @@ class Result:
 
 def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable | None = None) -> Result:
     base = {
-        "sha256": sha256, "track": checked.track, "system": _plain_system(checked.system),
+        "sha256": sha256, "track": checked.track_name, "system": _plain_system(checked.system),
         "errors": checked.errors, "error_count": checked.error_count, "warnings": checked.warnings,
         "records": checked.records,
         "metric_version": METRIC_VERSION, "scored_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -145,7 +145,7 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
     }
     if not checked.ok:
         return Result({**base, "status": "invalid"})
-    t = checked.track_obj
+    t = checked.track
     verdicts, ledger = None, None
     items = t.judge_items(checked.parsed, checked.gold) if judge is not None else []
     if items:
@@ -314,7 +314,7 @@ def expected_unit_keys(summary: dict) -> set[str]:
     if summary.get("status") != "scored" or track is None:
         return set()
     overall = summary.get("overall") or {}
-    return {m.key for m in track.metrics if m.ci and m.key in overall}
+    return {m.key for m in track.metrics if m.has_ci and m.key in overall}
 
 
 def summary_problem(key: str, summary: Any) -> str | None:

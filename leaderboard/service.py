@@ -346,8 +346,8 @@ class Board:
 
     def _admit(self, report, user: str) -> SubmitStatus | None:
         """Refuse a valid file that repeats predictions on the board, or whose name is another submitter's."""
-        return (self._duplicate(report.track, report.fingerprint)
-                or self._name_taken(report.track, user, (report.system or {}).get("name")))
+        return (self._duplicate(report.track_name, report.fingerprint)
+                or self._name_taken(report.track_name, user, (report.system or {}).get("name")))
 
     def _duplicate(self, track: str, fingerprint: str | None) -> SubmitStatus | None:
         same = [e for e in self.entries(track) if fingerprint and e.summary.get("fingerprint") == fingerprint]

@@ -276,7 +276,7 @@ def test_daily_limit_per_user_and_track(hub, make_store):
 class FakeReport:
     ok: bool
     errors: list[str] = field(default_factory=list)
-    track: str | None = None
+    track_name: str | None = None
     system: dict | None = None
 
 

@@ -202,7 +202,7 @@ def test_broken_metadata_does_not_hide_the_submission(store, tmp_path):
 class Report:
     ok: bool
     errors: list[str] = field(default_factory=list)
-    track: str | None = None
+    track_name: str | None = None
     system: dict | None = None
 
 

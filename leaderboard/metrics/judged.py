@@ -12,8 +12,10 @@ and counted as a failure by the caller, never a guessed number.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+import numpy as np
 
 
 def _get(verdict: Any, key: str) -> Any:
@@ -55,3 +57,28 @@ def judged_scores(verdict: Any) -> dict[str, float] | None:
     if c is None or f is None:
         return None
     return {"completeness": c, "faithfulness": f}
+
+
+JUDGED_KEYS = ("completeness", "faithfulness")
+
+
+def judged_units(n: int, answered: Iterable[tuple[int, str]], verdicts: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], int]:
+    """Per-unit completeness and faithfulness of any judged track, and the number of judge failures.
+
+    `answered` holds (position in the unit index, unit id) of every answer the judge saw. A unit
+    without an answer scores 0; a failed or unusable verdict gives NaN (left out of every mean and
+    CI, never guessed).
+    """
+    out = {k: np.zeros(n) for k in JUDGED_KEYS}
+    failures = 0
+    for pos, unit in answered:
+        verdict = verdicts.get(unit)
+        scores = judged_scores(verdict) if verdict is not None else None
+        if scores is None:
+            failures += 1
+            for k in JUDGED_KEYS:
+                out[k][pos] = np.nan
+        else:
+            for k in JUDGED_KEYS:
+                out[k][pos] = scores[k]
+    return out, failures

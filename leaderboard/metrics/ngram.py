@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
-_SPACES = re.compile(r"\s+")
+import numpy as np
 
 
 def normalise(text: str) -> str:
     """Unicode NFKC, casefold, whitespace runs collapsed to one space, stripped."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    # split() and the regex's \s are the same Unicode whitespace set; split/join is the faster C path
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def normalise_many(texts: list[str]) -> list[str]:
+    """[normalise(t) for t in texts], in a few C-level passes over one joined string.
+
+    NUL separates the texts: it is a starter that composes with nothing, is not whitespace and has no case,
+    so NFKC, casefold and whitespace collapsing never reach across it. A text holding NUL itself takes
+    the one-by-one path.
+    """
+    joined = "\0".join(texts)
+    if len(texts) < 2 or joined.count("\0") != len(texts) - 1:
+        return list(map(normalise, texts))
+    joined = unicodedata.normalize("NFKC", joined).casefold()
+    # runs collapse across the whole string; a run touching a NUL leaves one space, which strip removes
+    return list(map(str.strip, " ".join(joined.split()).split("\0")))
 
 
 def ngram_set(text: str, n: int = 3) -> frozenset[str]:
@@ -95,3 +111,104 @@ def prepared_recall(answer: tuple[PreparedPart, ...], normalised_prediction: str
         elif text and text in normalised_prediction:  # short-answer rule: the whole answer occurs
             total += 1.0
     return total / len(answer)
+
+
+def answer_row(answer: tuple[PreparedPart, ...]) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """A prepared answer as (needles, weights): its recall is the sum of the weights of the needles the
+    prediction contains, `sum(compress(weights, map(prediction.__contains__, needles)))`, one C-level chain.
+
+    A part's needles are its distinct 3-grams, each weighing 1 / (its 3-grams x the parts); a part without
+    3-grams is one needle, its whole text, weighing 1 / the parts (the short-answer rule).
+    """
+    needles: list[str] = []
+    weights: list[float] = []
+    for text, grams in answer:
+        needles.extend(grams or (text,))
+        weights.extend([1 / (len(grams) * len(answer))] * len(grams) if grams else [1 / len(answer)])
+    return tuple(needles), tuple(weights)
+
+
+class Block(NamedTuple):
+    """Answers scored together against one prediction, as flat arrays (`prepared_recall` in numpy form).
+
+    Each answer is a row. A part's needles are its distinct 3-grams, each weighing 1 / (its 3-grams x
+    the parts); a part without 3-grams is one needle, its whole text, weighing 1 / the parts (the
+    short-answer rule). A row's recall is the sum of the weights of its needles the prediction
+    contains. A needle shared by several answers is looked up once: `entries` index `needles`.
+    """
+
+    needles: tuple[str, ...]
+    entries: np.ndarray  # needle index of each (row, needle) entry, rows in order
+    weights: np.ndarray  # weight of each entry
+    row_lens: np.ndarray  # entries per row
+    lookup: dict[str, int]  # 3-gram needle -> its index + 1 (0 is "absent" to `filter`)
+    shorts: tuple[tuple[str, int], ...]  # (short-answer needle, its index + 1): a substring test each
+
+
+def block(answers: Sequence[tuple[PreparedPart, ...]]) -> Block:
+    pos: dict[str, int] = {}
+    shorts: dict[str, int] = {}
+    entries: list[int] = []
+    weights: list[float] = []
+    row_lens: list[int] = []
+    for answer in answers:
+        start = len(entries)
+        for text, grams in answer:
+            for needle in grams:
+                entries.append(pos.setdefault(needle, len(pos)))
+            if not grams:
+                entries.append(pos.setdefault(text, len(pos)))
+                shorts[text] = pos[text]
+            weights.extend([1 / (len(grams) * len(answer))] * len(grams) if grams else [1 / len(answer)])
+        row_lens.append(len(entries) - start)
+    # a part without 3-grams has fewer than 3 characters: its text is never a 3-gram
+    lookup = {needle: i + 1 for needle, i in pos.items() if needle not in shorts}
+    return Block(tuple(pos), np.array(entries, dtype=np.int64), np.array(weights, dtype=np.float64),
+                 np.array(row_lens, dtype=np.int64), lookup, tuple((text, i + 1) for text, i in shorts.items()))
+
+
+_TRIGRAM_SLICES = tuple(slice(i, i + 3) for i in range(4096))
+
+
+def trigrams(text: str) -> set[str]:
+    """The distinct 3-grams of `text` (C-level slicing for usual lengths); a Block's needles are looked up among them."""
+    n = len(text) - 2
+    if n > len(_TRIGRAM_SLICES):
+        return {text[i:i + 3] for i in range(n)}
+    return set(map(text.__getitem__, _TRIGRAM_SLICES[:max(n, 0)]))
+
+
+class Hits:
+    """Which needles of a sequence of blocks their predictions contain, gathered block after block."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.found: list[int] = []  # global needle index + 1 of every hit
+        self.offset = 0
+
+    def add(self, b: Block, prediction: str, grams: set[str]) -> None:
+        """The needles of `b` that `prediction` contains, `grams` being trigrams(prediction): the block's
+        lookups of those 3-grams (a 3-gram is in the prediction exactly when it is one of them), plus a
+        substring test per short needle."""
+        off = self.offset
+        self.found.extend(map(off.__add__, filter(None, map(b.lookup.get, grams))))
+        for text, i in b.shorts:
+            if text in prediction:
+                self.found.append(off + i)
+        self.blocks.append(b)
+        self.offset = off + len(b.needles)
+
+    def recalls(self) -> np.ndarray:
+        """Recall of every row of the blocks, in order."""
+        blocks = self.blocks
+        if not blocks:
+            return np.zeros(0)
+        hit = np.zeros(self.offset, dtype=bool)
+        hit[np.array(self.found, dtype=np.int64) - 1] = True
+        n_needles = np.fromiter((len(b.needles) for b in blocks), dtype=np.int64, count=len(blocks))
+        n_entries = np.fromiter((len(b.entries) for b in blocks), dtype=np.int64, count=len(blocks))
+        offsets = np.repeat(np.cumsum(n_needles) - n_needles, n_entries)
+        hit = hit[np.concatenate([b.entries for b in blocks]) + offsets]
+        row_lens = np.concatenate([b.row_lens for b in blocks])
+        rows = np.repeat(np.arange(len(row_lens)), row_lens)
+        return np.bincount(rows[hit], weights=np.concatenate([b.weights for b in blocks])[hit], minlength=len(row_lens))

@@ -25,7 +25,7 @@ class Report(Protocol):
 
     ok: bool
     errors: list[str]
-    track: str | None
+    track_name: str | None
     system: dict | None
 
 
@@ -73,7 +73,7 @@ def submit_checked(
         )
     report = validate(data, name)
     errors = list(report.errors or [])
-    if not report.ok or not report.track:
+    if not report.ok or not report.track_name:
         if not errors:
             errors = ["the file was rejected by the validator (no detail given)"]
         return SubmitStatus(
@@ -81,12 +81,12 @@ def submit_checked(
             f"The file is invalid ({len(errors)} problem(s)); nothing was uploaded.",
             errors,
         )
-    if track and report.track != track:
+    if track and report.track_name != track:
         return SubmitStatus(
             "invalid",
             "The file is for another track; nothing was uploaded.",
             [
-                f"the file declares track {report.track!r} but the {track!r} track was selected"
+                f"the file declares track {report.track_name!r} but the {track!r} track was selected"
             ],
         )
     refused = admit(report) if admit is not None else None
@@ -98,7 +98,7 @@ def submit_checked(
         "original_filename": name,
     }
     try:
-        stored = store.submit(report.track, user, ext, data, stored_meta)
+        stored = store.submit(report.track_name, user, ext, data, stored_meta)
     except DuplicateSubmission as exc:
         return SubmitStatus("duplicate", str(exc), existing=exc.existing)
     except RateLimited as exc:

@@ -13,6 +13,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ class Metric:
     label: str
     description: str
     higher_is_better: bool = True
-    ci: bool = True  # has a bootstrap CI (compression, say, has no sampling error)
+    has_ci: bool = True  # has a bootstrap CI (compression, say, has no sampling error)
     needs_judge: bool = False
     percent: bool = False  # shown as a share
 
@@ -119,6 +120,16 @@ class UnitIndex:
     ids: list[str]
     clusters: list  # resampled together (futurepedia: the record id)
     strata: list[str]  # resampled separately, then averaged (vdr: the dataset)
+
+    @cached_property
+    def codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(stratum, cluster) code per unit, numbered in order of first appearance: the bootstrap's order."""
+        return first_appearance_codes(self.strata), first_appearance_codes(self.clusters)
+
+
+def first_appearance_codes(labels) -> np.ndarray:
+    pos: dict = {}
+    return np.fromiter((pos.setdefault(x, len(pos)) for x in labels), dtype=np.int64, count=len(labels))
 
 
 @dataclass
@@ -375,14 +386,3 @@ def category_codes(labels: list[str], order: tuple[str, ...] = ()) -> tuple[np.n
     pos = {v: i for i, v in enumerate(names)}
     return np.fromiter((pos[v] for v in labels), dtype=np.int64, count=len(labels)), names
 
-
-def means_by(values: dict[str, np.ndarray], codes: np.ndarray, names: list[str]) -> dict[str, dict[str, float | None]]:
-    """{category: {metric: mean over its units}}; NaN units (judge failures) are left out."""
-    out: dict[str, dict[str, float | None]] = {name: {} for name in names}
-    for key, v in values.items():
-        ok = ~np.isnan(v)
-        sums = np.bincount(codes[ok], weights=v[ok], minlength=len(names))
-        counts = np.bincount(codes[ok], minlength=len(names))
-        for j, name in enumerate(names):
-            out[name][key] = float(sums[j] / counts[j]) if counts[j] else None
-    return out

@@ -5,16 +5,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import permutations
+from itertools import compress, permutations
 from operator import itemgetter
 from pathlib import Path
+from typing import Annotated
 
+import msgspec
 import numpy as np
 
-from ..metrics import BootstrapPlan, selection_entropy
-from ..metrics.ngram import normalise, prepare_answer, prepared_recall, split_parts
+from ..metrics.ngram import Block, Hits, answer_row, block, normalise_many, prepare_answer, split_parts, trigrams
 from ..problems import Problems
 from ..submission import Envelope
+from ..summarise import Summary, summarise
 from .base import (
     MAX_ANSWER,
     Axis,
@@ -27,6 +29,7 @@ from .base import (
     Track,
     UnitIndex,
     canonical_json,
+    category_codes,
     fingerprint_of,
     hash_files,
     prediction_records,
@@ -44,6 +47,21 @@ TASK_KEYS = {
 }
 _FIRST = itemgetter(0)
 KEY_TASK = {k: t for t, keys in TASK_KEYS.items() for k in keys}
+LANG_CODE = {q: i for i, q in enumerate(LANGS)}
+_LANG_SET = frozenset(LANGS)
+
+
+# Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
+# deeper than the limit, which the generic path reports; such files simply take the generic path.
+class _Record(msgspec.Struct, forbid_unknown_fields=True):
+    """One prediction, as the typed fast path decodes it; a field the generic path ignores must still type-check."""
+
+    id: int
+    task: str
+    query_lang: str
+    prediction: Annotated[str, msgspec.Meta(max_length=MAX_ANSWER)]
+    doc_lang: str | msgspec.UnsetType = msgspec.UNSET  # absent and null differ: null is an error
+    doc_langs: list[str] | msgspec.UnsetType = msgspec.UNSET
 
 
 @dataclass
@@ -80,13 +98,37 @@ class FuturepediaGold(Gold):
                 for r in self.records}
 
     @cached_property
-    def unit_langs(self) -> dict[str, np.ndarray]:
-        """Query language of every unit, per task, in canonical order (for the per-language breakdown)."""
-        return {t: np.array([u[1] for u in keys]) for t, keys in self.unit_keys.items()}
+    def rows(self) -> dict[tuple[int, str], tuple[tuple[str, ...], tuple[float, ...]]]:
+        """(id, language): the answer in that language as (needles, weights) (ngram.answer_row), once per gold load."""
+        return {(rid, q): answer_row(a) for rid, (ori, _) in self.prepared.items() for q, a in ori.items()}
 
     @cached_property
-    def pair_labels(self) -> np.ndarray:
-        return np.array([f"{u[1]}-{u[2]}" for u in self.unit_keys["crosslingual"]])
+    def selection_blocks(self) -> dict[int, tuple[Block, dict[str, tuple[int, int]]]]:
+        """Per record id: every conflicting answer as one block, a row per (document language, answer) (a
+        prediction's 3-grams are looked up in it once, whichever languages it was offered); and the
+        (first row, rows) of each document language."""
+        out = {}
+        for rid, (_, new) in self.prepared.items():
+            rows, answers = {}, []
+            for d in LANGS:
+                rows[d] = (len(answers), len(new.get(d, ())))
+                answers.extend(new.get(d, ()))
+            out[rid] = (block(answers), rows)
+        return out
+
+    @cached_property
+    def unit_index(self) -> dict[str, UnitIndex]:
+        """Per task: a record's units are resampled together (clusters = record ids), one stratum."""
+        return {t: UnitIndex(ids=[f"{t}/{u[0]}/" + "-".join(u[1:]) for u in keys], clusters=[u[0] for u in keys],
+                             strata=[""] * len(keys))
+                for t, keys in self.unit_keys.items()}
+
+    @cached_property
+    def axes(self) -> dict[str, dict[str, tuple[np.ndarray, list[str]]]]:
+        """Per task, the breakdown axes over its units: query language; language pair for crosslingual."""
+        out = {t: {"language": category_codes([u[1] for u in keys], LANGS)} for t, keys in self.unit_keys.items()}
+        out["crosslingual"]["language_pair"] = category_codes([f"{u[1]}-{u[2]}" for u in self.unit_keys["crosslingual"]], PAIRS)
+        return out
 
 
 class FuturepediaTrack(Track):
@@ -151,10 +193,7 @@ class FuturepediaTrack(Track):
                                index={r.id: i for i, r in enumerate(records)})
 
     def units(self, gold: FuturepediaGold, key: str) -> UnitIndex:
-        task = KEY_TASK[key]
-        keys = gold.unit_keys[task]
-        return UnitIndex(ids=[f"{task}/{u[0]}/" + "-".join(u[1:]) for u in keys],
-                         clusters=[u[0] for u in keys], strata=[""] * len(keys))
+        return gold.unit_index[KEY_TASK[key]]
 
     def gold_units(self, gold: FuturepediaGold) -> int:
         return sum(map(len, gold.unit_keys.values()))
@@ -231,65 +270,138 @@ class FuturepediaTrack(Track):
         canonical = [[task, sorted(units.items(), key=_FIRST)] for task, units in sorted(parsed.items())]
         return fingerprint_of(self.name, canonical_json(canonical))
 
-    def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
-        prepared = gold.prepared
-        values: dict[str, np.ndarray] = {}
-        answered: dict[str, np.ndarray] = {}
-        langs_of: dict[str, np.ndarray] = {}
-        shares = {d: [] for d in LANGS}
-        for task, preds in parsed.items():
-            pos = gold.unit_pos[task]
-            cols = TASK_KEYS[task]
-            arr = np.zeros((len(pos), len(cols)))
-            mask = np.zeros(len(pos), dtype=bool)
-            for unit, payload in preds.items():
-                ori, new = prepared[unit[0]]
-                k = pos[unit]
-                mask[k] = True
-                if task == "monolingual":
-                    arr[k, 0] = prepared_recall(ori[unit[1]], normalise(payload))
-                elif task == "crosslingual":
-                    pred = normalise(payload)  # once per record, not once per gold answer
-                    strict = prepared_recall(ori[unit[1]], pred)
-                    arr[k] = strict, max(strict, prepared_recall(ori[unit[2]], pred))
-                else:
-                    pred, docs = normalise(payload[0]), payload[1]
-                    support = [max((prepared_recall(a, pred) for a in new.get(d, ())), default=0.0) for d in docs]
-                    _, norm, p = selection_entropy(support)
-                    arr[k, 0] = norm
-                    for d, share in zip(docs, p):
-                        shares[d].append(share)
-            for c, key in enumerate(cols):
-                values[key] = arr[:, c]
-                answered[key] = mask
-                langs_of[key] = gold.unit_langs[task]
+    record_type = _Record
 
-        overall, ci, breakdowns = {}, {}, {"language": {}, "language_pair": {}, "doc_language": {}}
-        ids = [r.id for r in gold.records]
-        for key, v in values.items():
-            overall[key] = float(v.mean())
-            per_lang = {q: float(v[langs_of[key] == q].mean()) for q in LANGS}
-            overall[f"{key}_var"] = float(np.var(list(per_lang.values())))
-            for q, m in per_lang.items():
-                breakdowns["language"].setdefault(q, {})[key] = m
-            # Every record has the same number of units in a task, so resampling
-            # records and averaging their means is resampling clusters of units.
-            per_record = v.reshape(len(ids), -1).mean(axis=1)
-            low, high = BootstrapPlan.for_sizes((len(ids),)).ci([per_record])[0]
-            ci[key] = [float(low), float(high)]
-        if "crosslingual" in parsed:
-            pairs = gold.pair_labels
-            for pair in PAIRS:
-                m = pairs == pair
-                breakdowns["language_pair"][pair] = {k: float(values[k][m].mean()) for k in TASK_KEYS["crosslingual"]}
-        if "selection" in parsed:
-            breakdowns["doc_language"] = {d: {"share": float(np.mean(s)), "offered": len(s)} for d, s in shares.items() if s}
+    def fast_validate(self, records: list[_Record], system: dict, gold: FuturepediaGold, env: Envelope) -> dict | None:
+        parsed: dict[str, dict[tuple, object]] = {t: {} for t in TASKS}
+        index = gold.index
+        for r in records:
+            rid, task, q, d = r.id, r.task, r.query_lang, r.doc_lang
+            if rid not in index or q not in _LANG_SET:
+                return None
+            if task == "crosslingual":
+                if d is msgspec.UNSET or d not in _LANG_SET or d == q:
+                    return None
+                unit, payload = (rid, q, d), r.prediction
+            elif task == "monolingual":
+                if d is not msgspec.UNSET and d != q:
+                    return None
+                unit, payload = (rid, q), r.prediction
+            elif task == "selection":
+                docs = r.doc_langs
+                if docs is msgspec.UNSET or not 2 <= len(docs) <= len(LANGS) or not _LANG_SET.issuperset(docs) or len(set(docs)) != len(docs):
+                    return None
+                unit, payload = (rid, q), (r.prediction, tuple(docs))
+            else:
+                return None
+            units = parsed[task]
+            if unit in units:
+                return None  # a repeat: the generic path says where
+            units[unit] = payload
+        return {t: units for t, units in parsed.items() if units}
+
+    def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
+        values, answered, shares = _unit_values(parsed, gold)
+        summary = Summary()
+        for task, task_values in values.items():
+            summary.merge(summarise(gold.unit_index[task], task_values, answered[task], axes=gold.axes[task]))
+        per_lang = summary.breakdowns.get("language", {})
+        for key in [k for task in values for k in TASK_KEYS[task]]:
+            summary.overall[f"{key}_var"] = float(np.var([per_lang[q][key] for q in LANGS]))
+        if shares:
+            summary.breakdowns["doc_language"] = shares
         n = sum(len(gold.unit_keys[t]) for t in parsed)
         missing = sum(len(gold.unit_keys[t]) - len(parsed[t]) for t in parsed)
-        units = {k: np.where(answered[k], v, np.nan) for k, v in values.items()}
-        return Scores(n=n, missing=missing, overall=overall, ci=ci,
-                      breakdowns={a: b for a, b in breakdowns.items() if b}, units=units,
-                      extra={"tasks": [t for t in TASKS if t in parsed]})
+        return Scores(n=n, missing=missing, overall=summary.overall, ci=summary.ci,
+                      breakdowns={a: summary.breakdowns[a] for a in ("language", "language_pair", "doc_language") if summary.breakdowns.get(a)},
+                      units=summary.units, extra={"tasks": [t for t in TASKS if t in parsed]})
+
+
+def _unit_values(parsed: dict, gold: FuturepediaGold):
+    """Per task, {metric: score per unit} (0 where unanswered) and the answered mask; the selection shares.
+
+    Every recall of the submission in one flat pass: each prediction is normalised once and its 3-grams
+    looked up in its record's block of answers (ngram.Hits); every row's recall is then one weighted
+    bincount, and the units pick their rows.
+    """
+    rows = gold.rows
+    hits = Hits()
+    plan: dict[str, tuple] = {}
+    direct: dict[str, list] = {}
+    for task, preds in parsed.items():
+        pos = gold.unit_pos[task]
+        first = len(hits.blocks)
+        ks = np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds))
+        if task == "monolingual":
+            out = []
+            for (rid, q), pred in zip(preds, normalise_many(list(preds.values()))):
+                needles, weights = rows[rid, q]
+                out.append(sum(compress(weights, map(pred.__contains__, needles))))
+            direct[task] = [out]
+            plan[task] = (ks, first, None)
+        elif task == "crosslingual":
+            strict, other = [], []
+            for (rid, q, d), pred in zip(preds, normalise_many(list(preds.values()))):
+                contains = pred.__contains__  # normalised once per record, not once per gold answer
+                needles, weights = rows[rid, q]
+                strict.append(sum(compress(weights, map(contains, needles))))
+                needles, weights = rows[rid, d]
+                other.append(sum(compress(weights, map(contains, needles))))
+            direct[task] = [strict, other]
+            plan[task] = (ks, first, None)
+        else:  # per offered document language, the best of its answers' recalls
+            group_first, group_rows, group_doc = [], [], []
+            selection_blocks = gold.selection_blocks
+            add = hits.add
+            for ((rid, _), (_, docs)), pred in zip(preds.items(), normalise_many([p for p, _ in preds.values()])):
+                new, doc_rows = selection_blocks[rid]
+                add(new, pred, trigrams(pred))
+                for d in docs:
+                    start, count = doc_rows[d]
+                    group_first.append(start)
+                    group_rows.append(count)
+                group_doc.extend(docs)
+            plan[task] = (ks, first, (np.array(group_first, dtype=np.int64), np.array(group_rows, dtype=np.int64),
+                                      np.fromiter(map(LANG_CODE.__getitem__, group_doc), dtype=np.int64, count=len(group_doc))))
+    recall = np.append(hits.recalls(), 0.0)  # a trailing 0: the end of the last row range stays in bounds
+    rows_per_block = np.fromiter((len(b.row_lens) for b in hits.blocks), dtype=np.int64, count=len(hits.blocks))
+    row_start = np.cumsum(rows_per_block) - rows_per_block
+    values: dict[str, dict[str, np.ndarray]] = {}
+    answered: dict[str, np.ndarray] = {}
+    shares: dict[str, dict] = {}
+    for task, (ks, first, extra) in plan.items():
+        size = len(gold.unit_pos[task])
+        mask = np.zeros(size, dtype=bool)
+        mask[ks] = True
+        answered[task] = mask
+        cols = {key: np.zeros(size) for key in TASK_KEYS[task]}
+        if task == "monolingual":
+            cols["monolingual"][ks] = direct[task][0]
+        elif task == "crosslingual":
+            strict = np.array(direct[task][0])
+            cols["crosslingual_strict"][ks] = strict
+            cols["crosslingual_loose"][ks] = np.maximum(strict, direct[task][1])
+        else:
+            starts = row_start[first:first + len(ks)]  # one block per unit
+            group_first, group_rows, doc_of_group = extra
+            offered = np.fromiter((len(docs) for _, docs in parsed[task].values()), dtype=np.int64, count=len(ks))
+            unit_of_group = np.repeat(np.arange(len(ks)), offered)
+            lo = starts[unit_of_group] + group_first
+            bounds = np.empty(2 * len(lo), dtype=np.int64)
+            bounds[0::2], bounds[1::2] = lo, lo + group_rows
+            # the max over each group's rows; a document language without an answer supports nothing
+            support = np.where(group_rows > 0, np.maximum.reduceat(recall, bounds)[0::2], 0.0) if len(lo) else np.zeros(0)
+            total = np.bincount(unit_of_group, weights=support, minlength=len(ks))
+            p = np.divide(support, total[unit_of_group], out=np.zeros_like(support), where=total[unit_of_group] > 0)
+            plogp = np.zeros_like(p)
+            np.multiply(p, np.log(p, out=np.zeros_like(p), where=p > 0), out=plogp, where=p > 0)
+            entropy = -np.bincount(unit_of_group, weights=plogp, minlength=len(ks))
+            cols["selection_entropy"][ks] = entropy / np.log(offered)  # selection_entropy's normalised SE
+            share_sum = np.bincount(doc_of_group, weights=p, minlength=len(LANGS))
+            count = np.bincount(doc_of_group, minlength=len(LANGS))
+            shares = {d: {"share": float(share_sum[c] / count[c]), "offered": int(count[c])} for c, d in enumerate(LANGS) if count[c]}
+        values[task] = cols
+    return values, answered, shares
 
 
 def _answers_file(folder: Path) -> Path | None:

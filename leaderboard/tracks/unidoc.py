@@ -14,9 +14,11 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from ..metrics import BootstrapPlan, page_overlap_batch
+from ..metrics import page_overlap_batch
+from ..metrics.judged import judged_units
 from ..problems import Problems
 from ..submission import Envelope
+from ..summarise import summarise
 from .base import (
     MAX_ANSWER,
     MAX_ID,
@@ -32,7 +34,6 @@ from .base import (
     category_codes,
     fingerprint_of,
     hash_files,
-    means_by,
     prediction_records,
     too_long,
 )
@@ -100,6 +101,12 @@ class UnidocGold(Gold):
                 doc[i, j], start[i, j], end[i, j] = self.doc_codes[d], a, b
         return doc, start, end, np.array([len(q.contexts) for q in self.questions])
 
+
+    @cached_property
+    def unit_index(self) -> UnitIndex:
+        """Questions resampled one by one, one stratum."""
+        ids = [q.qid for q in self.questions]
+        return UnitIndex(ids=ids, clusters=ids, strata=[""] * len(ids))
 
     @cached_property
     def categories(self) -> dict[str, tuple[np.ndarray, list[str]]]:
@@ -352,47 +359,17 @@ class UnidocTrack(Track):
         values = {"precision@10": precision, "recall@10": recall}
         extra = {"answered": sum(1 for a in run.answers.values() if a is not None)}
         if verdicts is not None and extra["answered"]:
-            from ..metrics.judged import completeness, faithfulness
-
-            comp, faith = np.zeros(n), np.zeros(n)  # a question left unanswered scores 0
-            failures = 0
-            for i, answer in run.answers.items():
-                if answer is None:
-                    continue
-                v = verdicts.get(gold.questions[i].qid)
-                c = completeness(v) if v is not None else None
-                f = faithfulness(v) if v is not None else None
-                if c is None or f is None:  # judge failure: not scored, never guessed
-                    failures += 1
-                    comp[i] = faith[i] = np.nan
-                else:
-                    comp[i], faith[i] = c, f
-            values["completeness"], values["faithfulness"] = comp, faith
-            extra["judge_failures"] = failures
-        overall, ci = {}, {}
-        complete = [k for k, v in values.items() if not np.isnan(v).any()]
-        if complete:  # one matrix product for every metric without gaps
-            bounds = BootstrapPlan.for_sizes((n,)).ci([np.column_stack([values[k] for k in complete])])
-            for k, (low, high) in zip(complete, bounds):
-                overall[k], ci[k] = float(values[k].mean()), [float(low), float(high)]
-        for key in values.keys() - set(complete):  # judge failures are left out, not guessed
-            v = values[key]
-            ok = ~np.isnan(v)
-            overall[key] = float(v[ok].mean()) if ok.any() else None
-            if ok.any():
-                low, high = BootstrapPlan.for_sizes((int(ok.sum()),)).ci([v[ok]])[0]
-                ci[key] = [float(low), float(high)]
-        breakdowns = {axis.key: means_by(values, *gold.categories[axis.key]) for axis in self.axes}
-        # Per-unit scores keep NaN where the system gave nothing usable, so a
-        # comparison can restrict itself to the questions both systems answered.
+            judged, extra["judge_failures"] = judged_units(
+                n, ((i, gold.questions[i].qid) for i, a in run.answers.items() if a is not None), verdicts)
+            values.update(judged)
         answered = np.zeros(n, dtype=bool)
         answered[list(run.answers)] = True
-        units = {k: np.where(answered, v, np.nan) for k, v in values.items()}
-        return Scores(n=n, missing=n - len(run.answers), overall=overall, ci=ci, breakdowns=breakdowns, units=units, extra=extra)
+        s = summarise(gold.unit_index, values, answered, axes=gold.categories)
+        return Scores(n=n, missing=n - len(run.answers), overall=s.overall, ci=s.ci, breakdowns=s.breakdowns,
+                      units=s.units, extra=extra)
 
     def units(self, gold: UnidocGold, key: str) -> UnitIndex:
-        ids = [q.qid for q in gold.questions]
-        return UnitIndex(ids=ids, clusters=ids, strata=[""] * len(ids))
+        return gold.unit_index
 
 
 def _find(root: Path, name: str) -> Path | None:

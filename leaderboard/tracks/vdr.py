@@ -14,10 +14,10 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from ..metrics import BootstrapPlan
 from ..metrics.ranking import ideal_dcg, ndcg_at_k_many
 from ..problems import Problems
 from ..submission import Envelope
+from ..summarise import summarise
 from .base import (
     MAX_ID,
     Axis,
@@ -71,6 +71,16 @@ class VdrGold(Gold):
         return {u: i for i, u in enumerate(self.unit_keys)}
 
     @cached_property
+    def unit_index(self) -> UnitIndex:
+        """Queries resampled one by one within each dataset (the strata)."""
+        ids = [f"{ds}/{q}" for ds, q in self.unit_keys]
+        return UnitIndex(ids=ids, clusters=ids, strata=[ds for ds, _ in self.unit_keys])
+
+    @cached_property
+    def dataset_codes(self) -> tuple[np.ndarray, list[str]]:
+        return self.unit_index.codes[0], list(dict.fromkeys(self.unit_index.strata))
+
+    @cached_property
     def idcg(self) -> dict[tuple[str, str], float]:
         return {(ds, q): ideal_dcg(self.qrels[ds][q], K) for ds, q in self.unit_keys}
 
@@ -116,7 +126,7 @@ class VdrTrack(Track):
     metrics = (
         Metric("ndcg@5", "nDCG@5", "nDCG@5 (trec_eval conventions, graded gains), mean over the submission's datasets."),
         Metric("compression", "Compression", "Share of vectors removed: 1 - kept / uncompressed, averaged over datasets.",
-               ci=False, percent=True),
+               has_ci=False, percent=True),
     )
     rank_by = "ndcg@5"
     axes = (Axis("dataset", "Dataset"), Axis("family", "Dataset family", tuple(FAMILIES)))
@@ -167,9 +177,7 @@ class VdrTrack(Track):
         return VdrGold(source=str(path), sha256=hash_files(files), qrels=qrels)
 
     def units(self, gold: VdrGold, key: str) -> UnitIndex:
-        keys = gold.unit_keys
-        return UnitIndex(ids=[f"{ds}/{q}" for ds, q in keys], clusters=[f"{ds}/{q}" for ds, q in keys],
-                         strata=[ds for ds, _ in keys])
+        return gold.unit_index
 
     def gold_units(self, gold: VdrGold) -> int:
         return sum(map(len, gold.qrels.values()))  # every query a record may name, judged or not
@@ -296,26 +304,26 @@ class VdrTrack(Track):
             values = ndcg_at_k_many(run.scores[flat], docs, run.lens[judged], [gold.qrels[ds][q] for ds, q in keys],
                                     np.array([gold.idcg[key] for key in keys]), K)
             units[[gold.unit_pos[key] for key in keys]] = values
-        # a judged query without a ranking scores 0 in a dataset the submission covers
-        per_ds = {ds: np.nan_to_num(units[[gold.unit_pos[(ds, q)] for q in gold.judged[ds]]]) for ds in datasets}
+        # a judged query without a ranking scores 0 in a dataset the submission covers; queries are
+        # resampled within each dataset, then the mean over datasets (the index's strata)
+        index = gold.unit_index
+        summary = summarise(index, {"ndcg@5": np.nan_to_num(units)}, ~np.isnan(units), scope=np.isin(index.strata, datasets),
+                            axes={"dataset": gold.dataset_codes})
         storage = run.storage
         compression = {ds: 1 - storage[ds]["vectors"] / storage[ds]["vectors_uncompressed"] for ds in datasets if ds in storage}
-        overall = {"ndcg@5": float(np.mean([v.mean() for v in per_ds.values()]))}
         if compression:
-            overall["compression"] = float(np.mean(list(compression.values())))
-        # Queries resampled within each dataset, then the mean over datasets.
-        plan = BootstrapPlan.for_sizes(tuple(len(per_ds[ds]) for ds in datasets))
-        low, high = plan.ci([per_ds[ds] for ds in datasets])[0]
-        breakdowns = {"dataset": {ds: {"ndcg@5": float(per_ds[ds].mean()), **({"compression": compression[ds]} if ds in compression else {})}
-                                  for ds in datasets}}
-        families = {f: {"ndcg@5": float(np.mean([per_ds[d].mean() for d in members]))}
+            summary.overall["compression"] = float(np.mean(list(compression.values())))
+        per_ds = summary.breakdowns["dataset"]
+        for ds, value in compression.items():
+            per_ds[ds]["compression"] = value
+        families = {f: {"ndcg@5": float(np.mean([per_ds[d]["ndcg@5"] for d in members]))}
                     for f, members in FAMILIES.items() if all(d in per_ds for d in members)}
         if families:
-            breakdowns["family"] = families
+            summary.breakdowns["family"] = families
         n = sum(len(gold.judged[ds]) for ds in datasets)
         answered = int(np.count_nonzero(~np.isnan(units)))
-        return Scores(n=n, missing=n - answered, overall=overall, ci={"ndcg@5": [float(low), float(high)]},
-                      breakdowns=breakdowns, units={"ndcg@5": units}, extra={"datasets": datasets})
+        return Scores(n=n, missing=n - answered, overall=summary.overall, ci=summary.ci,
+                      breakdowns=summary.breakdowns, units=summary.units, extra={"datasets": datasets})
 
 
 _NONE = type(None)

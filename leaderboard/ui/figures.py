@@ -159,13 +159,18 @@ def pair_heatmap(track: Track, name: str, summary: dict, axis: str, metric: str,
     return _layout(fig, f"{name}: {_label(track, metric)} per {_axis_label(track, axis)}")
 
 
-def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Points no other point beats on both axes (more compression and higher score), by compression."""
+def pareto_front(points: list[tuple[float, float]], x_higher: bool = True, y_higher: bool = True) -> list[tuple[float, float]]:
+    """Points no other point beats on both axes, by x; an axis is better higher unless its metric says otherwise."""
+    sx, sy = (1 if x_higher else -1), (1 if y_higher else -1)  # flip a lower-is-better axis, find, flip back
     best = []
-    for x, y in sorted(points, key=lambda p: (-p[0], -p[1])):
+    for x, y in sorted(((sx * x, sy * y) for x, y in points), key=lambda p: (-p[0], -p[1])):
         if not best or y > best[-1][1]:
             best.append((x, y))
-    return sorted(best)
+    return sorted((sx * x, sy * y) for x, y in best)
+
+
+def _higher_is_better(track: Track, key: str) -> bool:
+    return next((m.higher_is_better for m in track.metrics if m.key == key), True)
 
 
 def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, group: str, chart: Chart = NO_CHART) -> go.Figure:
@@ -181,7 +186,7 @@ def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, grou
                         text=[esc(p[0]) for p in mine], line={"color": PALETTE[i % len(PALETTE)]},
                         hovertemplate="%{text}<br>" + esc(_label(track, x).lower()) + " %{x:" + x_format + "}<br>"
                         + esc(_label(track, y)) + " %{y:.3f}<extra></extra>")
-    front = pareto_front([(p[1], p[2]) for p in pts])
+    front = pareto_front([(p[1], p[2]) for p in pts], *(_higher_is_better(track, k) for k in (x, y)))
     fig.add_scatter(x=[p[0] for p in front], y=[p[1] for p in front], mode="lines+markers", name="Pareto front",
                     line={"color": "#000000", "dash": "dash", "width": 1.5},
                     marker={"symbol": "star", "size": 12, "color": "rgba(0,0,0,0)", "line": {"color": "#000000", "width": 1.5}},

@@ -1,0 +1,123 @@
+"""From per-unit scores to a submission's numbers: one function for every track.
+
+A track computes one score per gold unit and metric (0 where the system gave
+nothing, NaN where a unit could not be scored, e.g. a judge failure) and
+declares the resampling design in its `UnitIndex`: units of one cluster are
+resampled together, strata are resampled separately and weigh the same.
+`summarise` turns that into the overall values, bootstrap CIs, breakdowns and
+the per-unit arrays a comparison reads, so no track writes its own
+score-and-CI block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .metrics import BootstrapPlan
+
+if TYPE_CHECKING:  # the tracks import this module: a runtime import would be circular
+    from .tracks.base import UnitIndex
+
+
+@dataclass
+class Summary:
+    overall: dict[str, float | None] = field(default_factory=dict)
+    ci: dict[str, list[float]] = field(default_factory=dict)
+    breakdowns: dict[str, dict[str, dict[str, float | None]]] = field(default_factory=dict)
+    units: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def merge(self, other: Summary) -> Summary:
+        """Another unit index's summary folded in (futurepedia: one index per task); breakdown cells merge per value."""
+        self.overall.update(other.overall)
+        self.ci.update(other.ci)
+        self.units.update(other.units)
+        for axis, cells in other.breakdowns.items():
+            mine = self.breakdowns.setdefault(axis, {})
+            for value, metrics in cells.items():
+                mine.setdefault(value, {}).update(metrics)
+        return self
+
+
+def summarise(index: UnitIndex, values: Mapping[str, np.ndarray], answered: np.ndarray, *,
+              scope: np.ndarray | None = None,
+              axes: Mapping[str, tuple[np.ndarray, list[str]]] | None = None) -> Summary:
+    """Overall value, CI, breakdowns and per-unit array of every metric in `values`.
+
+    values[key]: one score per unit of `index` (0 where unanswered, NaN where not scored: left out).
+    answered: the units the system answered; the per-unit arrays are NaN elsewhere, so a comparison
+        can keep to the units both systems answered.
+    scope: the units that count (vdr: the datasets the submission covers); default all.
+    axes: {axis: (category code per unit, category names)}; a breakdown lists every category with a
+        unit in scope, each metric's mean over its scored units (None when it has none).
+
+    The overall value is the mean over strata of each stratum's mean; its CI is the percentile
+    bootstrap of BootstrapPlan with clusters resampled whole inside each stratum, clusters and strata
+    taken in the order of their first unit in the index. Metrics scored on the same units share one
+    plan and one matrix product.
+    """
+    n = len(index.ids)
+    scope = np.ones(n, dtype=bool) if scope is None else np.asarray(scope, dtype=bool)
+    strata, clusters = index.codes
+    out = Summary()
+    groups: dict[bytes, tuple[np.ndarray, list[str]]] = {}
+    for key, v in values.items():
+        ok = scope & ~np.isnan(v)
+        groups.setdefault(np.packbits(ok).tobytes(), (ok, []))[1].append(key)
+    for ok, keys in groups.values():
+        if not ok.any():  # nothing scored (every answer a judge failure): no number, never a guess
+            out.overall.update(dict.fromkeys(keys, None))
+            continue
+        matrix = np.column_stack([values[k][ok] for k in keys])
+        plan_values, weights, stratum_means = _resampled(matrix, strata[ok], clusters[ok])
+        overall = np.mean(stratum_means, axis=0)
+        bounds = BootstrapPlan.for_sizes(tuple(len(m) for m in plan_values)).ci(plan_values, weights)
+        for j, key in enumerate(keys):
+            out.overall[key] = float(overall[j])
+            out.ci[key] = [float(bounds[j, 0]), float(bounds[j, 1])]
+    for axis, (codes, names) in (axes or {}).items():
+        out.breakdowns[axis] = _means_by(values, codes, names, scope)
+    answered = np.asarray(answered, dtype=bool)
+    out.units = {k: np.where(answered, v, np.nan) for k, v in values.items()}
+    return out
+
+
+def _resampled(matrix: np.ndarray, strata: np.ndarray, clusters: np.ndarray):
+    """(rows the bootstrap draws per stratum, their weights or None, each stratum's mean per metric).
+
+    Rows are units when every cluster is one unit; cluster means when the clusters of each stratum
+    have one size (the same statistic as sums over sizes, without weights: futurepedia); else cluster
+    sums, weighted by the cluster sizes.
+    """
+    rows, sizes, means = [], [], []
+    for s in np.unique(strata):
+        in_s = strata == s
+        m = matrix[in_s]
+        means.append(m.mean(axis=0))
+        local = np.unique(clusters[in_s], return_inverse=True)[1]  # codes number clusters by first unit
+        size = np.bincount(local).astype(np.float64)
+        if len(size) == len(m):
+            rows.append(m)
+        else:
+            rows.append(np.stack([np.bincount(local, weights=m[:, j], minlength=len(size)) for j in range(m.shape[1])], axis=1))
+        sizes.append(size)
+    if all((size == size[0]).all() for size in sizes):
+        return [r / size[0] if size[0] != 1 else r for r, size in zip(rows, sizes)], None, means
+    return rows, sizes, means
+
+
+def _means_by(values: Mapping[str, np.ndarray], codes: np.ndarray, names: list[str], scope: np.ndarray):
+    """{category: {metric: mean over its scored units in scope}}, categories without a unit in scope left out."""
+    codes = np.asarray(codes)
+    members = [(name, scope & (codes == j)) for j, name in enumerate(names)]
+    members = [(name, m) for name, m in members if m.any()]
+    out: dict[str, dict[str, float | None]] = {name: {} for name, _ in members}
+    for key, v in values.items():
+        ok = ~np.isnan(v)
+        for name, m in members:
+            m = m & ok
+            out[name][key] = float(v[m].mean()) if m.any() else None  # np.mean: the number a reader recomputes
+    return out
