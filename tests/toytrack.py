@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from leaderboard.judge import JudgeItem
-from leaderboard.metrics import BootstrapPlan
 from leaderboard.metrics.judged import completeness
+from leaderboard.summarise import summarise
 from leaderboard.text import normalize_text
 from leaderboard.tracks.base import (
     Axis,
@@ -29,7 +29,6 @@ from leaderboard.tracks.base import (
     category_codes,
     fingerprint_of,
     hash_files,
-    means_by,
     prediction_records,
 )
 
@@ -113,12 +112,12 @@ class ToyQATrack(Track):
         if verdicts is not None:
             judged = [completeness(verdicts[r["id"]]) if r["id"] in verdicts else 0.0 for r in gold.rows]
             values["judged"] = np.array([0.0 if v is None else v for v in judged], dtype=float)
-        codes, names = category_codes([r["topic"] for r in gold.rows], TOPICS)
-        bounds = BootstrapPlan.for_sizes((len(gold.rows),)).ci([np.column_stack(list(values.values()))])
-        return Scores(n=len(gold.rows), missing=sum(r["id"] not in parsed for r in gold.rows),
-                      overall={k: float(v.mean()) for k, v in values.items()},
-                      ci={k: [float(b) for b in bounds[j]] for j, k in enumerate(values)},
-                      breakdowns={"topic": means_by(values, codes, names)}, units=values)
+        answered = np.array([r["id"] in parsed for r in gold.rows])
+        # the shared summariser: overall values, CIs, the topic breakdown and per-unit arrays from the unit index
+        summary = summarise(self.units(gold, "exact"), values, answered,
+                            axes={"topic": category_codes([r["topic"] for r in gold.rows], TOPICS)})
+        return Scores(n=len(gold.rows), missing=int((~answered).sum()), overall=summary.overall, ci=summary.ci,
+                      breakdowns=summary.breakdowns, units=summary.units)
 
     def units(self, gold: ToyGold, key: str) -> UnitIndex:
         ids = [r["id"] for r in gold.rows]
