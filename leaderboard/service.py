@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import board
-from .board import Entry
+from . import ranking
 from .compare import compare
 from .limits import InvalidLedger
 from .problems import SubmissionError
+from .ranking import Entry
 from .scoring import NO_JUDGE, Rescorer, check
 from .settings import Settings
 from .store import Refresher, StoreError, StoreSettings, SubmitStatus, open_store, submit_checked
@@ -161,7 +161,7 @@ class Board:
 
     def _mark_duplicates(self) -> None:
         with self._lock:
-            board.mark_duplicates(list(self._entries.values()), self._track_of)
+            ranking.mark_duplicates(list(self._entries.values()), self._track_of)
 
     @staticmethod
     def _track_of(e: Entry) -> str | None:
@@ -227,7 +227,7 @@ class Board:
 
     def table(self, track: str, include_hidden: bool = False, rank_by: str | None = None,
               slice_: tuple[str, str] | None = None) -> pd.DataFrame:
-        return board.table(TRACKS[track], self.entries(track), include_hidden=include_hidden,
+        return ranking.table(TRACKS[track], self.entries(track), include_hidden=include_hidden,
                            rank_by=rank_by, slice_=slice_)
 
     def units(self, entry: Entry) -> dict[str, np.ndarray]:
@@ -353,7 +353,7 @@ class Board:
         same = [e for e in self.entries(track) if fingerprint and e.summary.get("fingerprint") == fingerprint]
         if not same:
             return None
-        earliest = min(same, key=board.arrival)
+        earliest = min(same, key=ranking.arrival)
         return SubmitStatus("duplicate", f"These predictions were already submitted to the {track} track as submission "
                             f"{earliest.id} ({earliest.name}); the same predictions are ranked once, so nothing was "
                             "uploaded.", existing=earliest.id)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from leaderboard.board import Entry, rank_upper_bound, table
 from leaderboard.compare import compare_metric
+from leaderboard.ranking import Entry, rank_upper_bound, table
 from leaderboard.tracks.base import Metric, SystemField, Track, UnitIndex
 from leaderboard.ui import figures
 

@@ -10,7 +10,7 @@ import re
 
 import pandas as pd
 
-from ..board import Entry
+from ..ranking import Entry
 from ..service import Board
 from ..tracks import TRACKS, SystemField, Track
 from . import columns as cols
