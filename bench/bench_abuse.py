@@ -116,9 +116,11 @@ def largest_valid(folder: Path, track: str) -> Path:
 
 
 def payloads(folder: Path) -> list[tuple[str, str, Path]]:
-    out = [("bomb {} .json.gz", "unidoc", empty_object_bomb(folder, jsonl=False)),
-           ("bomb {} .jsonl.gz", "unidoc", empty_object_bomb(folder, jsonl=True)),
-           ("deep nesting", "unidoc", deep_nesting(folder))]
+    out = [
+        ("bomb {} .json.gz", "unidoc", empty_object_bomb(folder, jsonl=False)),
+        ("bomb {} .jsonl.gz", "unidoc", empty_object_bomb(folder, jsonl=True)),
+        ("deep nesting", "unidoc", deep_nesting(folder)),
+    ]
     for track in ("unidoc", "futurepedia", "vdr"):
         out.append((f"record flood {track}", track, record_flood(folder, track)))
     for track in ("unidoc", "futurepedia", "vdr"):
@@ -199,16 +201,21 @@ def main(argv: list[str] | None = None) -> None:
         print("\nsubmissions (label, seconds, what the Submit tab said):")
         for label, secs, verdict in results:
             print(f"    {label:28s} {secs:6.1f} s   {verdict}")
-        busy = times[len(quiet):]
-        print(f"\npage requests (/table_<track>) while payloads were in flight (and 5 s after): {len(busy)}, "
-              f"failed: {len(errors)}")
+        busy = times[len(quiet) :]
+        print(
+            f"\npage requests (/table_<track>) while payloads were in flight (and 5 s after): {len(busy)}, failed: {len(errors)}"
+        )
         if busy:
-            print(f"    median {statistics.median(busy) * 1000:.0f} ms, slowest {max(busy):.2f} s   "
-                  f"target < {TARGET_PAGE_S:.0f} s  {'OK' if max(busy) < TARGET_PAGE_S and not errors else 'MISSED'}")
+            print(
+                f"    median {statistics.median(busy) * 1000:.0f} ms, slowest {max(busy):.2f} s   "
+                f"target < {TARGET_PAGE_S:.0f} s  {'OK' if max(busy) < TARGET_PAGE_S and not errors else 'MISSED'}"
+            )
         for e in errors[:5]:
             print(f"    {e}")
-        print(f"app peak RSS (VmHWM): {peak:.0f} MB (after start-up: {baseline:.0f} MB)   target < {TARGET_RSS_MB:.0f} MB  "
-              f"{'OK' if peak < TARGET_RSS_MB else 'MISSED'}")
+        print(
+            f"app peak RSS (VmHWM): {peak:.0f} MB (after start-up: {baseline:.0f} MB)   target < {TARGET_RSS_MB:.0f} MB  "
+            f"{'OK' if peak < TARGET_RSS_MB else 'MISSED'}"
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

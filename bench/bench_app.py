@@ -119,28 +119,34 @@ def warm(data_dir: Path) -> tuple[int, float]:
 
 
 def cache_state(data_dir: Path) -> dict[str, int]:
-    return {p.relative_to(data_dir).as_posix(): p.stat().st_mtime_ns
-            for p in (data_dir / "results").rglob("*") if p.is_file()}
+    return {p.relative_to(data_dir).as_posix(): p.stat().st_mtime_ns for p in (data_dir / "results").rglob("*") if p.is_file()}
 
 
 # ---- 3. start-up ---------------------------------------------------------------------------------------------
 def import_gradio_seconds() -> float:
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import gradio"], check=True, cwd=ROOT,
-                   env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
+    subprocess.run(
+        [sys.executable, "-c", "import gradio"], check=True, cwd=ROOT, env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    )
     return time.perf_counter() - t
 
 
 class AppProcess:
     def __init__(self, data_dir: Path):
         self.port = free_port()
-        env = {**os.environ, "LEADERBOARD_DATA_DIR": str(data_dir), "GRADIO_SERVER_PORT": str(self.port),
-               "LOG_LEVEL": "WARNING", "STORE_REFRESH_SECONDS": "3600"}
+        env = {
+            **os.environ,
+            "LEADERBOARD_DATA_DIR": str(data_dir),
+            "GRADIO_SERVER_PORT": str(self.port),
+            "LOG_LEVEL": "WARNING",
+            "STORE_REFRESH_SECONDS": "3600",
+        }
         code = WRAPPER.format(root=str(ROOT), app=str(ROOT / "app.py"))
         self.url = f"http://127.0.0.1:{self.port}/"
         self.t0 = time.perf_counter()
-        self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
 
     def wait_served(self, timeout: float = 120) -> float:
         while time.perf_counter() - self.t0 < timeout:
@@ -289,14 +295,20 @@ def main(argv: list[str] | None = None) -> None:
         after = cache_state(data_dir)
         imp, start = statistics.median(imports), statistics.median(starts)
         rescored = sum(c.get("score_file", 0) + c.get("score_bytes", 0) for c in counts)
-        print("\n(a) start-up with the results cache (process start -> page served), "
-              f"{args.runs} runs: {', '.join(f'{s:.2f}' for s in starts)} s")
+        print(
+            "\n(a) start-up with the results cache (process start -> page served), "
+            f"{args.runs} runs: {', '.join(f'{s:.2f}' for s in starts)} s"
+        )
         print(f"    `python -c 'import gradio'` alone: {', '.join(f'{s:.2f}' for s in imports)} s")
-        print(f"    start-up minus import gradio: {start - imp:.2f} s (median)   target < {TARGET_STARTUP_S:.0f} s  "
-              f"{'OK' if start - imp < TARGET_STARTUP_S else 'MISSED'}")
-        print(f"    files rescored at start-up: {rescored} (per run: {counts})   "
-              f"results cache {'unchanged' if after == before else 'CHANGED'}  "
-              f"{'OK' if rescored == 0 and after == before else 'MISSED'}")
+        print(
+            f"    start-up minus import gradio: {start - imp:.2f} s (median)   target < {TARGET_STARTUP_S:.0f} s  "
+            f"{'OK' if start - imp < TARGET_STARTUP_S else 'MISSED'}"
+        )
+        print(
+            f"    files rescored at start-up: {rescored} (per run: {counts})   "
+            f"results cache {'unchanged' if after == before else 'CHANGED'}  "
+            f"{'OK' if rescored == 0 and after == before else 'MISSED'}"
+        )
 
         # (b) interactions
         print(f"\n(b) interactions, server side (handler time, {args.repeat} calls each):")
@@ -305,16 +317,20 @@ def main(argv: list[str] | None = None) -> None:
             print(f"    {label:58s} {fmt_ms(values)}")
             if not label.startswith("  "):
                 worst = max(worst, statistics.median(values))
-        print(f"    heaviest (median): {worst:.0f} ms   target < {TARGET_INTERACTION_MS:.0f} ms  "
-              f"{'OK' if worst < TARGET_INTERACTION_MS else 'MISSED'}")
+        print(
+            f"    heaviest (median): {worst:.0f} ms   target < {TARGET_INTERACTION_MS:.0f} ms  "
+            f"{'OK' if worst < TARGET_INTERACTION_MS else 'MISSED'}"
+        )
         if client:
             print("    end to end through gradio_client (HTTP + queue + JSON), for reference:")
             for label, values in client.items():
                 print(f"    {label:58s} {fmt_ms(values)}")
 
         # (c) memory
-        print(f"\n(c) app process peak RSS (VmHWM) after start-up and the calls above: {rss:.0f} MB   "
-              f"target < {TARGET_RSS_MB:.0f} MB  {'OK' if rss is not None and rss < TARGET_RSS_MB else 'MISSED'}")
+        print(
+            f"\n(c) app process peak RSS (VmHWM) after start-up and the calls above: {rss:.0f} MB   "
+            f"target < {TARGET_RSS_MB:.0f} MB  {'OK' if rss is not None and rss < TARGET_RSS_MB else 'MISSED'}"
+        )
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)

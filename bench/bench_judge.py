@@ -85,8 +85,15 @@ def demo_submission(base: list[JudgeItem], seed: int) -> list[JudgeItem]:
 def run_openai(items: list[JudgeItem], concurrency: int) -> None:
     n = len(items)
     with FakeOpenAI() as fake, tempfile.TemporaryDirectory() as cache:
-        judge = make_judge("openai", cache_dir=cache, model="fake-judge", base_url=fake.base_url,
-                           api_key="bench", concurrency=concurrency, backoff_base=0.01)
+        judge = make_judge(
+            "openai",
+            cache_dir=cache,
+            model="fake-judge",
+            base_url=fake.base_url,
+            api_key="bench",
+            concurrency=concurrency,
+            backoff_base=0.01,
+        )
         est = judge.estimate(items)
         t = time.perf_counter()
         verdicts = judge.judge_many(items)
@@ -94,33 +101,45 @@ def run_openai(items: list[JudgeItem], concurrency: int) -> None:
         led = judge.last_ledger
         per_q = [v.calls for v in verdicts.values()]
         print(f"openai judge (fake server, concurrency {concurrency}), {n} questions")
-        print(f"  dry-run estimate : {est['calls']} calls ({est['gold_calls']} gold + {est['verdict_calls']} verdict), "
-              f"~{est['prompt_tokens'] / n:.0f} prompt + ~{est['completion_tokens'] / n:.0f} completion tokens/question")
-        print(f"  first run        : {led.calls} verdict calls = {led.calls / n:.2f}/question (max {max(per_q)}), "
-              f"{led.prompt_tokens / n:.0f} prompt + {led.completion_tokens / n:.0f} completion fake-tokens/question, "
-              f"{led.failures} failures, {first_s:.1f} s")
-        print(f"  gold extraction  : {led.gold_calls} calls = {led.gold_calls / n:.2f}/question (once per question, "
-              f"cached), {led.gold_prompt_tokens / n:.0f} + {led.gold_completion_tokens / n:.0f} fake-tokens/question")
+        print(
+            f"  dry-run estimate : {est['calls']} calls ({est['gold_calls']} gold + {est['verdict_calls']} verdict), "
+            f"~{est['prompt_tokens'] / n:.0f} prompt + ~{est['completion_tokens'] / n:.0f} completion tokens/question"
+        )
+        print(
+            f"  first run        : {led.calls} verdict calls = {led.calls / n:.2f}/question (max {max(per_q)}), "
+            f"{led.prompt_tokens / n:.0f} prompt + {led.completion_tokens / n:.0f} completion fake-tokens/question, "
+            f"{led.failures} failures, {first_s:.1f} s"
+        )
+        print(
+            f"  gold extraction  : {led.gold_calls} calls = {led.gold_calls / n:.2f}/question (once per question, "
+            f"cached), {led.gold_prompt_tokens / n:.0f} + {led.gold_completion_tokens / n:.0f} fake-tokens/question"
+        )
         print(f"  server requests  : {fake.calls} (= gold + verdict calls: {fake.calls == led.calls + led.gold_calls})")
         scored = [(completeness(v), faithfulness(v)) for v in verdicts.values() if v.failure is None]
-        print(f"  mean completeness {statistics.mean(c for c, _ in scored):.3f}, "
-              f"faithfulness {statistics.mean(f for _, f in scored):.3f}")
+        print(
+            f"  mean completeness {statistics.mean(c for c, _ in scored):.3f}, "
+            f"faithfulness {statistics.mean(f for _, f in scored):.3f}"
+        )
 
         before = fake.calls
         t = time.perf_counter()
         again = make_judge("openai", cache_dir=cache, model="fake-judge", base_url=fake.base_url, api_key="bench")
         again.judge_many(items)
-        print(f"  re-run           : {fake.calls - before} calls ({again.last_ledger.calls} verdict + "
-              f"{again.last_ledger.gold_calls} gold), {again.last_ledger.cache_hits} cache hits, "
-              f"{time.perf_counter() - t:.2f} s")
+        print(
+            f"  re-run           : {fake.calls - before} calls ({again.last_ledger.calls} verdict + "
+            f"{again.last_ledger.gold_calls} gold), {again.last_ledger.cache_hits} cache hits, "
+            f"{time.perf_counter() - t:.2f} s"
+        )
 
         other = demo_submission(items, seed=99)
         before = fake.calls
         judge.judge_many(other)
         led2 = judge.last_ledger
-        print(f"  2nd system       : {fake.calls - before} calls = {(fake.calls - before) / n:.2f}/question "
-              f"({led2.gold_calls} gold calls, {led2.gold_cache_hits} gold facts reused, {led2.cache_hits} "
-              "verdicts shared with system 1)")
+        print(
+            f"  2nd system       : {fake.calls - before} calls = {(fake.calls - before) / n:.2f}/question "
+            f"({led2.gold_calls} gold calls, {led2.gold_cache_hits} gold facts reused, {led2.cache_hits} "
+            "verdicts shared with system 1)"
+        )
 
 
 def run_lexical(base: list[JudgeItem], systems: int) -> None:
@@ -130,8 +149,10 @@ def run_lexical(base: list[JudgeItem], systems: int) -> None:
     for sub in subs:
         judge.judge_many(sub)
     s = time.perf_counter() - t
-    print(f"lexical judge: {systems} systems x {len(base)} questions = {systems * len(base)} verdicts in {s:.1f} s "
-          f"({s / (systems * len(base)) * 1e6:.0f} us/verdict)")
+    print(
+        f"lexical judge: {systems} systems x {len(base)} questions = {systems * len(base)} verdicts in {s:.1f} s "
+        f"({s / (systems * len(base)) * 1e6:.0f} us/verdict)"
+    )
 
 
 def main() -> None:

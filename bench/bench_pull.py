@@ -33,9 +33,7 @@ REPO = "bench/submissions"
 
 
 def submission(i: int, size: int) -> bytes:
-    header = json.dumps(
-        {"track": "unidoc", "system": {"name": f"system {i}", "paradigm": "text"}}
-    )
+    header = json.dumps({"track": "unidoc", "system": {"name": f"system {i}", "paradigm": "text"}})
     record = json.dumps(
         {
             "id": f"finance-{i % 10000:04d}",
@@ -49,18 +47,14 @@ def submission(i: int, size: int) -> bytes:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--n", type=int, default=500, help="submissions already pulled (default 500)"
-    )
+    parser.add_argument("--n", type=int, default=500, help="submissions already pulled (default 500)")
     parser.add_argument(
         "--size",
         type=int,
         default=20_000,
         help="bytes per submission file (default 20 kB)",
     )
-    parser.add_argument(
-        "--repeat", type=int, default=5, help="incremental pulls to time (default 5)"
-    )
+    parser.add_argument("--repeat", type=int, default=5, help="incremental pulls to time (default 5)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
 
@@ -73,14 +67,10 @@ def main(argv: list[str] | None = None) -> None:
         for i in range(args.n):
             path = f"submissions/unidoc/user{i % 50}/20260101T{i // 3600 % 24:02d}{i // 60 % 60:02d}{i % 60:02d}Z-{i:012x}.jsonl"
             files[path] = submission(i, args.size)
-            files[path + ".meta.json"] = json.dumps(
-                {"system": {"name": f"system {i}"}}
-            ).encode()
+            files[path + ".meta.json"] = json.dumps({"system": {"name": f"system {i}"}}).encode()
         hub.commit(REPO, files, message=f"{args.n} submissions")
 
-        store = HubStore(
-            REPO, token=TOKEN, endpoint=hub.url, cache_dir=Path(tmp) / "cache"
-        )
+        store = HubStore(REPO, token=TOKEN, endpoint=hub.url, cache_dir=Path(tmp) / "cache")
         started = time.perf_counter()
         first = store.pull()
         first_seconds = time.perf_counter() - started
@@ -89,9 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         timings, downloads, requests = [], [], []
         for k in range(args.repeat):
             new = f"submissions/unidoc/newcomer/20260102T0000{k:02d}Z-{k:012x}.jsonl"
-            hub.commit(
-                REPO, {new: submission(10_000 + k, args.size)}, message="merge PR"
-            )
+            hub.commit(REPO, {new: submission(10_000 + k, args.size)}, message="merge PR")
             hub.reset_counts()
             started = time.perf_counter()
             snap = store.pull()
@@ -117,9 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         f"incremental pull, {args.n} already pulled + 1 new: median {statistics.median(timings) * 1000:.1f} ms, "
         f"max {max(timings) * 1000:.1f} ms over {args.repeat} runs"
     )
-    print(
-        f"files downloaded per incremental pull: {downloads}; HTTP requests: {requests}"
-    )
+    print(f"files downloaded per incremental pull: {downloads}; HTTP requests: {requests}")
 
 
 if __name__ == "__main__":

@@ -72,8 +72,10 @@ def main() -> None:
     args = ap.parse_args()
     for n in (args.n // 10, args.n):
         r = run(n, args.repeat)
-        print(f"N={r['n']:4d}: first pull + score {r['first']:6.2f} s; incremental pull + rescore of 1 new file "
-              f"{r['median'] * 1000:7.1f} ms (median of {args.repeat}), files downloaded {r['downloads']}")
+        print(
+            f"N={r['n']:4d}: first pull + score {r['first']:6.2f} s; incremental pull + rescore of 1 new file "
+            f"{r['median'] * 1000:7.1f} ms (median of {args.repeat}), files downloaded {r['downloads']}"
+        )
 
 
 if __name__ == "__main__":

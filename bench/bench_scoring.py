@@ -76,8 +76,7 @@ def bench_track(track: str, n: int, workdir: Path) -> float:
         parse_nogc += best_nogc
         score += best_score
     print(f"  parse only     {parse:7.2f} s total, {parse / n * 1000:8.1f} ms per submission")
-    print(f"  full rescoring {score:7.2f} s total, {score / n * 1000:8.1f} ms per submission "
-          f"({units / n:,.0f} records each)")
+    print(f"  full rescoring {score:7.2f} s total, {score / n * 1000:8.1f} ms per submission ({units / n:,.0f} records each)")
     print(f"  ratio rescoring / parse = {score / parse:.2f}  (target <= 2)")
     print(f"  (parse with the collector paused: {parse_nogc / n * 1000:.1f} ms; ratio against it {score / parse_nogc:.2f})")
     print(f"  peak RSS so far {peak_rss_mb():.0f} MB  (target < 1024)")
@@ -95,8 +94,9 @@ def main() -> None:
         for track, n in (("unidoc", args.unidoc), ("futurepedia", args.futurepedia), ("vdr", args.vdr)):
             if n:
                 ratios[track] = bench_track(track, n, Path(tmp))
-        print("\nside by side, full rescoring / parse only (target <= 1.5): "
-              + ", ".join(f"{t} {r:.2f}" for t, r in ratios.items()))
+        print(
+            "\nside by side, full rescoring / parse only (target <= 1.5): " + ", ".join(f"{t} {r:.2f}" for t, r in ratios.items())
+        )
 
 
 if __name__ == "__main__":

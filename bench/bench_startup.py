@@ -36,8 +36,9 @@ TOKEN = "hf_benchBENCHbench0123456789"
 
 
 def submissions(n: int, seed: int) -> dict[str, bytes]:
-    return {f"submissions/vdr/bench/{seed}-{name}": data
-            for name, data in make_submissions("vdr", DEMO_GOLD / "vdr", n, seed=seed)}
+    return {
+        f"submissions/vdr/bench/{seed}-{name}": data for name, data in make_submissions("vdr", DEMO_GOLD / "vdr", n, seed=seed)
+    }
 
 
 def wait(condition, limit: float) -> float | None:
@@ -54,8 +55,15 @@ def run(timeout: float, n: int) -> None:
         for repo in ("bench/subs", "bench/results"):
             hub.create_repo(repo, repo_type="dataset")
         hub.commit("bench/subs", submissions(n, seed=1))
-        store = StoreSettings(submissions_repo="bench/subs", results_repo="bench/results", hf_token=TOKEN,
-                              hf_endpoint=hub.url, data_dir=Path(tmp), hub_timeout=timeout, refresh_seconds=1.0)
+        store = StoreSettings(
+            submissions_repo="bench/subs",
+            results_repo="bench/results",
+            hf_token=TOKEN,
+            hf_endpoint=hub.url,
+            data_dir=Path(tmp),
+            hub_timeout=timeout,
+            refresh_seconds=1.0,
+        )
         Board(Settings(data_dir=Path(tmp), judge="none"), store).start(background=False)
         new = submissions(1, seed=2)
         hub.commit("bench/subs", new)
@@ -74,10 +82,14 @@ def run(timeout: float, n: int) -> None:
         nan = float("nan")
         print(f"hub timeout {timeout:g} s, every answer {timeout + 3:g} s late, {n} cached submissions")
         print(f"  Board.start():                  {start:6.2f} s  ({rows} cached rows served at once)")
-        print(f"  outage banner, from the start:  {start + banner if banner is not None else nan:6.2f} s  "
-              f"({requests} Hub request(s) until then)")
-        print(f"  new submission after recovery:  {arrived if arrived is not None else nan:6.2f} s  "
-              f"(pull every {store.refresh_seconds:g} s)")
+        print(
+            f"  outage banner, from the start:  {start + banner if banner is not None else nan:6.2f} s  "
+            f"({requests} Hub request(s) until then)"
+        )
+        print(
+            f"  new submission after recovery:  {arrived if arrived is not None else nan:6.2f} s  "
+            f"(pull every {store.refresh_seconds:g} s)"
+        )
 
 
 def main() -> None:

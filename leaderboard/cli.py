@@ -119,22 +119,37 @@ def cmd_demo(args) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m leaderboard", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, fn, helptext in (("validate", cmd_validate, "check a submission file"),
-                               ("score", cmd_score, "rescore a submission from its raw predictions")):
+    for name, fn, helptext in (
+        ("validate", cmd_validate, "check a submission file"),
+        ("score", cmd_score, "rescore a submission from its raw predictions"),
+    ):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("submission")
-        p.add_argument("--gold", help="local path or Hugging Face dataset id (default: $" + "/$".join(t.gold_env for t in TRACKS.values())
-                       + " for the file's track, else the bundled demo gold)")
+        p.add_argument(
+            "--gold",
+            help="local path or Hugging Face dataset id (default: $"
+            + "/$".join(t.gold_env for t in TRACKS.values())
+            + " for the file's track, else the bundled demo gold)",
+        )
         p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help="size cap on the decompressed file")
         p.set_defaults(fn=fn)
         if name == "score":
             p.add_argument("--json", action="store_true", help="print one JSON object")
-            p.add_argument("--judge", choices=("none", "lexical", "openai"), default=None,
-                           help="judge for the judged metrics (" + ", ".join(f"{t.name}: {', '.join(m.key for m in t.judged_metrics)}"
-                                                                 for t in TRACKS.values() if t.judged_metrics)
-                                + "); default: $JUDGE or none")
-            p.add_argument("--dry-run", action="store_true",
-                           help="with --judge: print how many judge calls and tokens scoring would cost, spend nothing")
+            p.add_argument(
+                "--judge",
+                choices=("none", "lexical", "openai"),
+                default=None,
+                help="judge for the judged metrics ("
+                + ", ".join(
+                    f"{t.name}: {', '.join(m.key for m in t.judged_metrics)}" for t in TRACKS.values() if t.judged_metrics
+                )
+                + "); default: $JUDGE or none",
+            )
+            p.add_argument(
+                "--dry-run",
+                action="store_true",
+                help="with --judge: print how many judge calls and tokens scoring would cost, spend nothing",
+            )
     p = sub.add_parser("demo", help="regenerate the bundled demo data")
     p.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "assets" / "demo"))
     p.add_argument("--seed", type=int, default=0)
@@ -143,8 +158,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         args.fn(args)
     except Exception:  # a bug, not bad input: one line for the user, the traceback in a file to report
-        print(f"internal error (a bug in the leaderboard, not a problem of your file); details: {_crash_report()}",
-              file=sys.stderr)
+        print(
+            f"internal error (a bug in the leaderboard, not a problem of your file); details: {_crash_report()}", file=sys.stderr
+        )
         sys.exit(3)
 
 

@@ -57,8 +57,9 @@ def compare_metric(track: Track, gold, key: str, a: np.ndarray, b: np.ndarray) -
     return MetricComparison(key, label, n, res.mean_a, res.mean_b, res.diff, res.ci, res.p_value, res.significant, better)
 
 
-def compare(track: Track, gold, a_units: dict[str, np.ndarray], b_units: dict[str, np.ndarray],
-            unit_info: dict[str, dict], top: int = 20) -> dict:
+def compare(
+    track: Track, gold, a_units: dict[str, np.ndarray], b_units: dict[str, np.ndarray], unit_info: dict[str, dict], top: int = 20
+) -> dict:
     """Every shared metric with its paired test, per-category differences and the units that differ most."""
     keys = [m.key for m in track.metrics if m.key in a_units and m.key in b_units]
     metrics = [compare_metric(track, gold, k, a_units[k], b_units[k]) for k in keys]
@@ -81,13 +82,19 @@ def compare(track: Track, gold, a_units: dict[str, np.ndarray], b_units: dict[st
         for value in [v for v in axis.values if v in set(labels)] or sorted({x for x in labels if x is not None}):
             m = shared & (labels == value)
             if m.any():
-                cells[value] = {"a": float(a[m].mean()), "b": float(b[m].mean()), "diff": float(diff[m].mean()), "n": int(m.sum())}
+                cells[value] = {
+                    "a": float(a[m].mean()),
+                    "b": float(b[m].mean()),
+                    "diff": float(diff[m].mean()),
+                    "n": int(m.sum()),
+                }
         if cells:
             out["categories"][axis.key] = cells
     order = np.argsort(-np.abs(np.where(shared, diff, 0)), kind="stable")
     for i in order[:top]:
         if not shared[i] or diff[i] == 0:
             break
-        out["top_units"].append({"unit": ids[i], "a": float(a[i]), "b": float(b[i]), "diff": float(diff[i]),
-                                 **unit_info.get(ids[i], {})})
+        out["top_units"].append(
+            {"unit": ids[i], "a": float(a[i]), "b": float(b[i]), "diff": float(diff[i]), **unit_info.get(ids[i], {})}
+        )
     return out

@@ -110,55 +110,103 @@ class Variable:
 
 VARIABLES: tuple[Variable, ...] = (
     # ---- the store: where submissions and cached results live
-    Variable("SUBMISSIONS_REPO", "Hugging Face dataset repo of submissions (`submissions/<track>/<user>/...`, "
-             "`flags.json`), e.g. `org/rag-leaderboard-submissions`", shown="unset: the local folder"),
-    Variable("RESULTS_REPO", "dataset repo where scored results (judged scores included) are cached, so a fresh "
-             "Space starts without rescoring or judging again"),
-    Variable("HF_TOKEN", "token for the Hub (needs write access to both repos to submit and push results); never "
-             "printed"),
-    Variable("HF_ENDPOINT", "Hub endpoint (tests point it at a local fake Hub)", shown="`https://huggingface.co`",
-             parse=as_url),
-    Variable("LEADERBOARD_DATA_DIR", "results cache, judge cache, downloads, pull state, local submissions",
-             default=default_data_dir, shown="`<repo>/.cache`, or `$XDG_CACHE_HOME/open-rag-leaderboard` when the "
-             "repository folder is read-only", parse=as_path),
-    Variable("SUBMISSIONS_PER_DAY", "stored submissions per user, per track, per UTC day", default=5,
-             parse=as_positive_int),
-    Variable("INVALID_SUBMISSIONS_PER_DAY", "rejected uploads (invalid, duplicate, name taken) per user, per track, "
-             "per UTC day; past it the Submit tab refuses before validating", default=20, parse=as_positive_int),
-    Variable("STORE_REFRESH_SECONDS", "how often the app pulls new submissions (no restart)", default=300.0,
-             parse=as_positive_float),
-    Variable("HUB_TIMEOUT_SECONDS", "the longest any Hub request waits for an answer; a request that got none is "
-             "not resent (the next pull tries again), and the app's start never waits for the Hub: it serves the "
-             "last pull from disk, or says it is loading", default=30.0, parse=as_positive_float),
+    Variable(
+        "SUBMISSIONS_REPO",
+        "Hugging Face dataset repo of submissions (`submissions/<track>/<user>/...`, "
+        "`flags.json`), e.g. `org/rag-leaderboard-submissions`",
+        shown="unset: the local folder",
+    ),
+    Variable(
+        "RESULTS_REPO",
+        "dataset repo where scored results (judged scores included) are cached, so a fresh "
+        "Space starts without rescoring or judging again",
+    ),
+    Variable("HF_TOKEN", "token for the Hub (needs write access to both repos to submit and push results); never printed"),
+    Variable("HF_ENDPOINT", "Hub endpoint (tests point it at a local fake Hub)", shown="`https://huggingface.co`", parse=as_url),
+    Variable(
+        "LEADERBOARD_DATA_DIR",
+        "results cache, judge cache, downloads, pull state, local submissions",
+        default=default_data_dir,
+        shown="`<repo>/.cache`, or `$XDG_CACHE_HOME/open-rag-leaderboard` when the repository folder is read-only",
+        parse=as_path,
+    ),
+    Variable("SUBMISSIONS_PER_DAY", "stored submissions per user, per track, per UTC day", default=5, parse=as_positive_int),
+    Variable(
+        "INVALID_SUBMISSIONS_PER_DAY",
+        "rejected uploads (invalid, duplicate, name taken) per user, per track, "
+        "per UTC day; past it the Submit tab refuses before validating",
+        default=20,
+        parse=as_positive_int,
+    ),
+    Variable(
+        "STORE_REFRESH_SECONDS", "how often the app pulls new submissions (no restart)", default=300.0, parse=as_positive_float
+    ),
+    Variable(
+        "HUB_TIMEOUT_SECONDS",
+        "the longest any Hub request waits for an answer; a request that got none is "
+        "not resent (the next pull tries again), and the app's start never waits for the Hub: it serves the "
+        "last pull from disk, or says it is loading",
+        default=30.0,
+        parse=as_positive_float,
+    ),
     # ---- scoring and judging (the gold variables, one per track, come from `declared()`)
-    Variable("JUDGE", "`none`, `lexical` (offline approximation) or `openai` (any OpenAI-compatible server)",
-             shown="`lexical` in the app, `none` in the CLI", parse=as_judge),
+    Variable(
+        "JUDGE",
+        "`none`, `lexical` (offline approximation) or `openai` (any OpenAI-compatible server)",
+        shown="`lexical` in the app, `none` in the CLI",
+        parse=as_judge,
+    ),
     Variable("JUDGE_MODEL", "model name for the `openai` judge", default="gpt-4o-mini"),
     Variable("JUDGE_CONCURRENCY", "LLM judge calls in flight at once", default=4, parse=as_positive_int),
-    Variable("OPENAI_BASE_URL", "base URL of the OpenAI-compatible server the `openai` judge calls",
-             shown="the openai client's default"),
+    Variable(
+        "OPENAI_BASE_URL",
+        "base URL of the OpenAI-compatible server the `openai` judge calls",
+        shown="the openai client's default",
+    ),
     Variable("OPENAI_API_KEY", "API key for that server", shown="the openai client's default"),
     # ---- the page and the server
-    Variable("STATUS_POLL_SECONDS", "how often an open page checks for new data and a changed status line (an "
-             "outage banner appears and clears without a reload)", default=5.0, parse=as_positive_float),
-    Variable("ADMIN_USERS", "comma-separated Hugging Face user names allowed to force a refresh on a Space "
-             "(locally anyone may)", default=(), shown="unset", parse=as_names),
-    Variable("SPACE_ID", "set by Hugging Face on a Space: submitting needs a Hugging Face login, refresh is for "
-             "`ADMIN_USERS`"),
-    Variable("LOCAL_LOGIN", "`1`: off a Space, use Gradio's mocked Hugging Face login (the account of the machine's "
-             "`HF_TOKEN`, asked of `HF_ENDPOINT` when the page is built) instead of a typed-in name"),
+    Variable(
+        "STATUS_POLL_SECONDS",
+        "how often an open page checks for new data and a changed status line (an "
+        "outage banner appears and clears without a reload)",
+        default=5.0,
+        parse=as_positive_float,
+    ),
+    Variable(
+        "ADMIN_USERS",
+        "comma-separated Hugging Face user names allowed to force a refresh on a Space (locally anyone may)",
+        default=(),
+        shown="unset",
+        parse=as_names,
+    ),
+    Variable("SPACE_ID", "set by Hugging Face on a Space: submitting needs a Hugging Face login, refresh is for `ADMIN_USERS`"),
+    Variable(
+        "LOCAL_LOGIN",
+        "`1`: off a Space, use Gradio's mocked Hugging Face login (the account of the machine's "
+        "`HF_TOKEN`, asked of `HF_ENDPOINT` when the page is built) instead of a typed-in name",
+    ),
     Variable("LOG_LEVEL", "log level of `python app.py` (`DEBUG`, `INFO`, `WARNING`, ...)", default="INFO"),
     Variable("GRADIO_SERVER_NAME", "address the app listens on (a Space sets `0.0.0.0`)", default="127.0.0.1"),
     Variable("GRADIO_SERVER_PORT", "port the app listens on", shown="`PORT`, else 7860"),
     Variable("PORT", "port the app listens on when `GRADIO_SERVER_PORT` is unset", default=7860),
-    Variable("XDG_CACHE_HOME", "where `LEADERBOARD_DATA_DIR` defaults to when the repository folder is read-only",
-             shown="`~/.cache`"),
-    Variable("HF_HUB_OFFLINE", "huggingface_hub's offline switch; the app sets it when there is nothing to fetch",
-             shown="`1` when neither `SUBMISSIONS_REPO` nor a `*_GOLD` variable is set"),
-    Variable("HF_HUB_DISABLE_TELEMETRY", "huggingface_hub's telemetry switch; the app and the store set it unless "
-             "already set", shown="`1` (telemetry off)"),
-    Variable("GRADIO_ANALYTICS_ENABLED", "Gradio's analytics switch; the app sets it unless already set",
-             shown="`False` (analytics off)"),
+    Variable(
+        "XDG_CACHE_HOME", "where `LEADERBOARD_DATA_DIR` defaults to when the repository folder is read-only", shown="`~/.cache`"
+    ),
+    Variable(
+        "HF_HUB_OFFLINE",
+        "huggingface_hub's offline switch; the app sets it when there is nothing to fetch",
+        shown="`1` when neither `SUBMISSIONS_REPO` nor a `*_GOLD` variable is set",
+    ),
+    Variable(
+        "HF_HUB_DISABLE_TELEMETRY",
+        "huggingface_hub's telemetry switch; the app and the store set it unless already set",
+        shown="`1` (telemetry off)",
+    ),
+    Variable(
+        "GRADIO_ANALYTICS_ENABLED",
+        "Gradio's analytics switch; the app sets it unless already set",
+        shown="`False` (analytics off)",
+    ),
 )
 
 _BY_NAME = {v.name: v for v in VARIABLES}
@@ -166,8 +214,11 @@ _BY_NAME = {v.name: v for v in VARIABLES}
 
 def gold_variable(track_name: str, env_name: str | None = None) -> Variable:
     """The variable naming a track's gold (the track's `gold_env`, by default `<TRACK>_GOLD`)."""
-    return Variable(env_name or f"{track_name.upper()}_GOLD", f"local path or Hugging Face dataset id of the "
-                    f"{track_name} track's gold", shown="bundled demo gold")
+    return Variable(
+        env_name or f"{track_name.upper()}_GOLD",
+        f"local path or Hugging Face dataset id of the {track_name} track's gold",
+        shown="bundled demo gold",
+    )
 
 
 def declared() -> tuple[Variable, ...]:

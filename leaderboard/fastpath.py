@@ -42,8 +42,9 @@ _TRACK_ONLY = msgspec.json.Decoder(_TrackOnly)
 def _decoders(track: Track) -> tuple[msgspec.json.Decoder, msgspec.json.Decoder]:
     """(one-record decoder for JSONL, whole-envelope decoder for JSON) of a track."""
     rec = track.record_type
-    envelope = msgspec.defstruct("Envelope", [("track", str), ("predictions", list[rec]), ("system", Any, None)],
-                                 forbid_unknown_fields=True)
+    envelope = msgspec.defstruct(
+        "Envelope", [("track", str), ("predictions", list[rec]), ("system", Any, None)], forbid_unknown_fields=True
+    )
     return msgspec.json.Decoder(rec), msgspec.json.Decoder(envelope)
 
 

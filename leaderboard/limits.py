@@ -75,9 +75,11 @@ class InvalidLedger:
             return counts[key]
 
     def refusal(self, track: str, user: str) -> str:
-        return (f"{user} has already had {self.used(track, user)} rejected upload(s) to the {track} track today "
-                f"(allowance: {self.allowance} rejected uploads per UTC day); the file was not checked. "
-                "Please validate it locally with `python -m leaderboard validate FILE` and try again after 00:00 UTC.")
+        return (
+            f"{user} has already had {self.used(track, user)} rejected upload(s) to the {track} track today "
+            f"(allowance: {self.allowance} rejected uploads per UTC day); the file was not checked. "
+            "Please validate it locally with `python -m leaderboard validate FILE` and try again after 00:00 UTC."
+        )
 
     def _write(self, doc: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -91,8 +91,14 @@ def rank_upper_bound(low: np.ndarray, high: np.ndarray, higher_is_better: bool =
     return 1 + (low[None, :] > high[:, None]).sum(axis=1)
 
 
-def table(track: Track, entries: list[Entry], *, include_hidden: bool = False, rank_by: str | None = None,
-          slice_: tuple[str, str] | None = None) -> pd.DataFrame:
+def table(
+    track: Track,
+    entries: list[Entry],
+    *,
+    include_hidden: bool = False,
+    rank_by: str | None = None,
+    slice_: tuple[str, str] | None = None,
+) -> pd.DataFrame:
     """One row per submission: rank, rank upper bound, metadata, metrics with CI bounds, status.
 
     `rank_by` picks the metric that ranks (default: the track's); `slice_`
@@ -107,11 +113,19 @@ def table(track: Track, entries: list[Entry], *, include_hidden: bool = False, r
         s = e.summary
         if s.get("track") not in (None, track.name) or (not s and e.metadata.get("track") != track.name):
             continue
-        row = {"id": e.id, "status": e.status, "flag": (e.flag or {}).get("status", ""),
-               "flag_reason": (e.flag or {}).get("reason", ""),
-               "submitted": e.submitted_at or s.get("scored_at", ""), "user": e.user or "",
-               "n": s.get("n"), "missing": s.get("missing"), "judge": s.get("judge", ""),
-               "judging": e.judging, "errors": len(s.get("errors", []))}
+        row = {
+            "id": e.id,
+            "status": e.status,
+            "flag": (e.flag or {}).get("status", ""),
+            "flag_reason": (e.flag or {}).get("reason", ""),
+            "submitted": e.submitted_at or s.get("scored_at", ""),
+            "user": e.user or "",
+            "n": s.get("n"),
+            "missing": s.get("missing"),
+            "judge": s.get("judge", ""),
+            "judging": e.judging,
+            "errors": len(s.get("errors", [])),
+        }
         for f in track.system_fields:
             value = e.system.get(f.key)
             row[f.key] = "" if value is None else value if f.kind == "int" else str(value)
@@ -143,6 +157,7 @@ def table(track: Track, entries: list[Entry], *, include_hidden: bool = False, r
         low = sub[f"{key}:low"].fillna(sub[key]).to_numpy(float)
         high = sub[f"{key}:high"].fillna(sub[key]).to_numpy(float)
         df.loc[scored, "rank_ub"] = rank_upper_bound(low, high, higher)
-    order = df.assign(_s=scored.astype(int)).sort_values(["_s", key, "name"], ascending=[False, not higher, True],
-                                                         na_position="last")
+    order = df.assign(_s=scored.astype(int)).sort_values(
+        ["_s", key, "name"], ascending=[False, not higher, True], na_position="last"
+    )
     return order.drop(columns="_s").reset_index(drop=True)

@@ -82,8 +82,7 @@ def gc_paused():
             gc.enable()
 
 
-def check(data: bytes, filename: str, gold_sources: dict[str, Any] | None = None,
-          max_bytes: int = DEFAULT_MAX_BYTES) -> Checked:
+def check(data: bytes, filename: str, gold_sources: dict[str, Any] | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Checked:
     with gc_paused():
         return _check(data, filename, gold_sources, max_bytes)
 
@@ -106,8 +105,17 @@ def _check(data: bytes, filename: str, gold_sources: dict[str, Any] | None, max_
         raw = read_bytes(data, filename, max_bytes)
         fast = fast_parse(raw, filename, gold_sources)
         if fast is not None:
-            return Checked(True, fast.track.name, fast.system, [], [], fast.records, fast.parsed, fast.gold,
-                           fast.track.fingerprint(fast.parsed))
+            return Checked(
+                True,
+                fast.track.name,
+                fast.system,
+                [],
+                [],
+                fast.records,
+                fast.parsed,
+                fast.gold,
+                fast.track.fingerprint(fast.parsed),
+            )
         env = parse_raw(raw, filename, limits_of, problems)
     except SubmissionError as exc:
         problems.add(exc.problem)
@@ -121,10 +129,18 @@ def _check(data: bytes, filename: str, gold_sources: dict[str, Any] | None, max_
     system = t.validate_system(env.system, env.header_where, problems)
     parsed = t.validate(env, gold, problems)
     if not problems.ok:
-        return Checked(False, track, system, problems.lines(), problems.lines("warnings"), len(env.records), None, gold,
-                       error_count=problems.error_count)
-    return Checked(True, track, system, [], problems.lines("warnings"), len(env.records), parsed, gold,
-                   t.fingerprint(parsed))
+        return Checked(
+            False,
+            track,
+            system,
+            problems.lines(),
+            problems.lines("warnings"),
+            len(env.records),
+            None,
+            gold,
+            error_count=problems.error_count,
+        )
+    return Checked(True, track, system, [], problems.lines("warnings"), len(env.records), parsed, gold, t.fingerprint(parsed))
 
 
 @dataclass
@@ -137,10 +153,15 @@ class Result:
 
 def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable | None = None) -> Result:
     base = {
-        "sha256": sha256, "track": checked.track_name, "system": _plain_system(checked.system),
-        "errors": checked.errors, "error_count": checked.error_count, "warnings": checked.warnings,
+        "sha256": sha256,
+        "track": checked.track_name,
+        "system": _plain_system(checked.system),
+        "errors": checked.errors,
+        "error_count": checked.error_count,
+        "warnings": checked.warnings,
         "records": checked.records,
-        "metric_version": METRIC_VERSION, "scored_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "metric_version": METRIC_VERSION,
+        "scored_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "judge": NO_JUDGE,
     }
     if not checked.ok:
@@ -155,10 +176,16 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
     with gc_paused():
         scores = t.score(checked.parsed, checked.gold, verdicts)
     summary = {
-        **base, "status": "scored", "gold_sha256": checked.gold.sha256,
-        "fingerprint": checked.fingerprint, "n": scores.n, "missing": scores.missing,
-        "overall": scores.overall, "ci": scores.ci,
-        "breakdowns": scores.breakdowns, "extra": scores.extra,
+        **base,
+        "status": "scored",
+        "gold_sha256": checked.gold.sha256,
+        "fingerprint": checked.fingerprint,
+        "n": scores.n,
+        "missing": scores.missing,
+        "overall": scores.overall,
+        "ci": scores.ci,
+        "breakdowns": scores.breakdowns,
+        "extra": scores.extra,
     }
     if ledger is not None:
         summary["judge_ledger"] = ledger.to_dict()
@@ -169,8 +196,14 @@ def _plain_system(system) -> dict:
     return system if isinstance(system, dict) else {}
 
 
-def score_bytes(data: bytes, filename: str, gold_sources: dict | None = None, judge=None,
-                max_bytes: int = DEFAULT_MAX_BYTES, progress: Callable | None = None) -> Result:
+def score_bytes(
+    data: bytes,
+    filename: str,
+    gold_sources: dict | None = None,
+    judge=None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    progress: Callable | None = None,
+) -> Result:
     checked = check(data, filename, gold_sources, max_bytes)
     return score_checked(checked, content_hash(data), judge, progress)
 
@@ -290,8 +323,7 @@ class ResultsCache:
         s = result.summary
         key = self.key(s["sha256"], s.get("track"), s.get("gold_sha256"), s.get("judge", NO_JUDGE))
         if result.units:
-            _atomic_write(self.root / f"{key}.npz",
-                          lambda fh: np.savez(fh, **{_escape(k): v for k, v in result.units.items()}))
+            _atomic_write(self.root / f"{key}.npz", lambda fh: np.savez(fh, **{_escape(k): v for k, v in result.units.items()}))
         _atomic_write(self.root / f"{key}.json", lambda fh: fh.write(json.dumps(s, ensure_ascii=False).encode()))
         self._reported.discard(f"{key}.json")
         if self._index is not None and key not in (keys := self._index.setdefault(s["sha256"], [])):
@@ -406,8 +438,7 @@ class Scored:
 class Rescorer:
     """Scores many files, each independently, reusing cached results."""
 
-    def __init__(self, cache_dir: Path, gold_sources: dict[str, Any] | None = None,
-                 max_bytes: int = DEFAULT_MAX_BYTES):
+    def __init__(self, cache_dir: Path, gold_sources: dict[str, Any] | None = None, max_bytes: int = DEFAULT_MAX_BYTES):
         self.cache = ResultsCache(cache_dir)
         self.gold_sources = gold_sources or {}
         self.max_bytes = max_bytes
@@ -448,7 +479,9 @@ class Rescorer:
         except SubmissionError as exc:
             return Scored(str(path), "", self._invalid(content_hash(path.name.encode()), [str(exc.problem)]), False)
         except OSError as exc:
-            return Scored(str(path), "", self._invalid(content_hash(path.name.encode()), [f"file: cannot read: {exc.strerror}"]), False)
+            return Scored(
+                str(path), "", self._invalid(content_hash(path.name.encode()), [f"file: cannot read: {exc.strerror}"]), False
+            )
         sha = content_hash(data)
         found = self.cache.get(sha, self.gold_shas, judge_name)
         if found is not None:

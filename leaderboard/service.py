@@ -64,8 +64,9 @@ class Board:
         self._judge_thread: threading.Thread | None = None
         self._results_pulled = False  # RESULTS_REPO fetched once this process (retried with each new pull until then)
         self.refresher = Refresher(self.store, self.store_settings.refresh_seconds, on_snapshot=self._on_pull)
-        self.invalid_ledger = InvalidLedger(self.store_settings.invalid_ledger_path,
-                                            self.store_settings.invalid_submissions_per_day)
+        self.invalid_ledger = InvalidLedger(
+            self.store_settings.invalid_ledger_path, self.store_settings.invalid_submissions_per_day
+        )
         self._validations = threading.BoundedSemaphore(VALIDATIONS_AT_ONCE)
 
     def _make_judge(self):
@@ -134,8 +135,17 @@ class Board:
                     old.flag = flag
                     changed = True
                 continue
-            entry = Entry(id=f.sha256[:12], path=f.path, summary={}, user=f.user, flag=flag,
-                          submitted_at=_submitted(f), metadata=f.metadata, status="pending", sha256=f.sha256)
+            entry = Entry(
+                id=f.sha256[:12],
+                path=f.path,
+                summary={},
+                user=f.user,
+                flag=flag,
+                submitted_at=_submitted(f),
+                metadata=f.metadata,
+                status="pending",
+                sha256=f.sha256,
+            )
             with self._lock:
                 self._entries[f.path] = entry
             self._score_isolated(entry, f.local_path, f.sha256)
@@ -219,16 +229,21 @@ class Board:
     def entries(self, track: str | None = None) -> list[Entry]:
         with self._lock:
             items = list(self._entries.values())
-        return [e for e in items if track is None or e.summary.get("track") == track
-                or (not e.summary.get("track") and (e.metadata.get("track") == track or e.path.split("/")[1:2] == [track]))]
+        return [
+            e
+            for e in items
+            if track is None
+            or e.summary.get("track") == track
+            or (not e.summary.get("track") and (e.metadata.get("track") == track or e.path.split("/")[1:2] == [track]))
+        ]
 
     def entry(self, entry_id: str) -> Entry | None:
         return next((e for e in self.entries() if e.id == entry_id), None)
 
-    def table(self, track: str, include_hidden: bool = False, rank_by: str | None = None,
-              slice_: tuple[str, str] | None = None) -> pd.DataFrame:
-        return ranking.table(TRACKS[track], self.entries(track), include_hidden=include_hidden,
-                           rank_by=rank_by, slice_=slice_)
+    def table(
+        self, track: str, include_hidden: bool = False, rank_by: str | None = None, slice_: tuple[str, str] | None = None
+    ) -> pd.DataFrame:
+        return ranking.table(TRACKS[track], self.entries(track), include_hidden=include_hidden, rank_by=rank_by, slice_=slice_)
 
     def units(self, entry: Entry) -> dict[str, np.ndarray]:
         units = self.rescorer.units(entry.key, entry.summary)
@@ -302,16 +317,29 @@ class Board:
         judge = getattr(self.judge, "name", "none")
         if self.judge_error:
             judge += f" ({self.settings.judge} judge not configured: {self.judge_error})"
-        return {"data_as_of": self.refresher.data_as_of(), "banner": self.refresher.banner(),
-                "loading": self.refresher.loading, "source": self.store.source, "judge": judge,
-                "notice": self.store.notice()}
+        return {
+            "data_as_of": self.refresher.data_as_of(),
+            "banner": self.refresher.banner(),
+            "loading": self.refresher.loading,
+            "source": self.store.source,
+            "judge": judge,
+            "notice": self.store.notice(),
+        }
 
     # ---- writing -------------------------------------------------------------------------
     def submit(self, *, user: str, track: str, filename: str, data: bytes, metadata: dict) -> SubmitStatus:
         if self.invalid_ledger.exhausted(track, user):  # refused before validating: the allowance bounds the work
             return SubmitStatus("rate_limited", self.invalid_ledger.refusal(track, user))
-        status = submit_checked(self.store, self._validate, user=user, filename=filename, data=data,
-                                metadata=metadata, track=track, admit=lambda report: self._admit(report, user))
+        status = submit_checked(
+            self.store,
+            self._validate,
+            user=user,
+            filename=filename,
+            data=data,
+            metadata=metadata,
+            track=track,
+            admit=lambda report: self._admit(report, user),
+        )
         if status.state in _REJECTED:
             self.invalid_ledger.add(track, user)
         if status.ok:
@@ -346,17 +374,22 @@ class Board:
 
     def _admit(self, report, user: str) -> SubmitStatus | None:
         """Refuse a valid file that repeats predictions on the board, or whose name is another submitter's."""
-        return (self._duplicate(report.track_name, report.fingerprint)
-                or self._name_taken(report.track_name, user, (report.system or {}).get("name")))
+        return self._duplicate(report.track_name, report.fingerprint) or self._name_taken(
+            report.track_name, user, (report.system or {}).get("name")
+        )
 
     def _duplicate(self, track: str, fingerprint: str | None) -> SubmitStatus | None:
         same = [e for e in self.entries(track) if fingerprint and e.summary.get("fingerprint") == fingerprint]
         if not same:
             return None
         earliest = min(same, key=ranking.arrival)
-        return SubmitStatus("duplicate", f"These predictions were already submitted to the {track} track as submission "
-                            f"{earliest.id} ({earliest.name}); the same predictions are ranked once, so nothing was "
-                            "uploaded.", existing=earliest.id)
+        return SubmitStatus(
+            "duplicate",
+            f"These predictions were already submitted to the {track} track as submission "
+            f"{earliest.id} ({earliest.name}); the same predictions are ranked once, so nothing was "
+            "uploaded.",
+            existing=earliest.id,
+        )
 
     def _name_taken(self, track: str, user: str, name) -> SubmitStatus | None:
         wanted = _name_key(name)
@@ -364,8 +397,10 @@ class Board:
             return None
         for e in self.entries(track):
             if e.user != user and _name_key(e.system.get("name")) == wanted:
-                problem = (f"system.name: {str(name)!r} is already used on the {track} track by {e.user or 'another submitter'} "
-                           f"(submission {e.id}); choose another name")
+                problem = (
+                    f"system.name: {str(name)!r} is already used on the {track} track by {e.user or 'another submitter'} "
+                    f"(submission {e.id}); choose another name"
+                )
                 return SubmitStatus("invalid", "The system name is taken; nothing was uploaded.", [problem])
         return None
 

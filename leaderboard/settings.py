@@ -37,8 +37,13 @@ class Settings:
         return self.data_dir / "judge"
 
     def judge_kwargs(self) -> dict:
-        return {"cache_dir": self.judge_cache_dir, "model": self.judge_model, "base_url": self.openai_base_url,
-                "api_key": self.openai_api_key, "concurrency": self.judge_concurrency}
+        return {
+            "cache_dir": self.judge_cache_dir,
+            "model": self.judge_model,
+            "base_url": self.openai_base_url,
+            "api_key": self.openai_api_key,
+            "concurrency": self.judge_concurrency,
+        }
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, default_judge: str = "none") -> Settings:

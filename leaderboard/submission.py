@@ -60,8 +60,7 @@ def read_bytes(data: bytes, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> by
             while chunk := gz.read(1 << 20):
                 out.write(chunk)
                 if out.tell() > max_bytes:
-                    raise SubmissionError(Problem(
-                        "file", f"decompressed content exceeds the size cap of {max_bytes:,} bytes"))
+                    raise SubmissionError(Problem("file", f"decompressed content exceeds the size cap of {max_bytes:,} bytes"))
     except (OSError, EOFError, zlib.error) as exc:
         raise SubmissionError(Problem("file", f"not a valid gzip file: {exc}")) from None
     return out.getvalue()
@@ -103,8 +102,7 @@ def decode(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise SubmissionError(Problem(
-            f"line {line}", f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}")) from None
+        raise SubmissionError(Problem(f"line {line}", f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}")) from None
 
 
 # ---- limits (spec "Limits"): checked on the bytes, before a decoder builds anything ----------
@@ -245,8 +243,9 @@ def structure_depth(value, limit: int = MAX_DEPTH) -> int:
     return deepest
 
 
-def parse_envelope(data: bytes, name: str, max_bytes: int = DEFAULT_MAX_BYTES,
-                   limits_of: Callable[[object], Limits] | None = None) -> Envelope:
+def parse_envelope(
+    data: bytes, name: str, max_bytes: int = DEFAULT_MAX_BYTES, limits_of: Callable[[object], Limits] | None = None
+) -> Envelope:
     """The envelope of a (compressed) submission; raises SubmissionError at the first problem."""
     problems = Problems()
     env = parse_raw(read_bytes(data, name, max_bytes), name, limits_of, problems)
@@ -255,8 +254,9 @@ def parse_envelope(data: bytes, name: str, max_bytes: int = DEFAULT_MAX_BYTES,
     return env
 
 
-def parse_raw(raw: bytes, name: str, limits_of: Callable[[object], Limits] | None = None,
-              problems: Problems | None = None) -> Envelope:
+def parse_raw(
+    raw: bytes, name: str, limits_of: Callable[[object], Limits] | None = None, problems: Problems | None = None
+) -> Envelope:
     """The envelope of already decompressed bytes, read within the limits of its track.
 
     `limits_of(track)` gives the limits for the header's track value (None:
@@ -313,14 +313,15 @@ def _parse_json(raw: bytes, limits_of: Callable[[object], Limits], problems: Pro
     if structure_depth(doc, limits.depth) > limits.depth:
         raise SubmissionError(Problem("file", depth_message(limits.depth)))
     if not isinstance(doc, dict):
-        raise SubmissionError(Problem("file", f"expected a JSON object with track, system and predictions, got {type(doc).__name__}"))
+        raise SubmissionError(
+            Problem("file", f"expected a JSON object with track, system and predictions, got {type(doc).__name__}")
+        )
     preds = doc.get("predictions")
     if not isinstance(preds, list):
         raise SubmissionError(Problem("file", "field predictions: expected a list of prediction records", field="predictions"))
     if len(preds) > limits.records:
         raise SubmissionError(Problem("file", records_message(limits.records), field="predictions"))
-    return Envelope(doc.get("track"), doc.get("system"), preds,
-                    [f"predictions[{i}]" for i in range(len(preds))], "header")
+    return Envelope(doc.get("track"), doc.get("system"), preds, [f"predictions[{i}]" for i in range(len(preds))], "header")
 
 
 def depth_message(limit: int) -> str:
@@ -332,8 +333,10 @@ def records_message(limit: int) -> str:
 
 
 def values_message(limits: Limits) -> str:
-    return (f"more than {limits.values:,} JSON values (objects, lists, strings, numbers) in the file: "
-            f"far more than {limits.records:,} prediction records need (at most {VALUES_PER_RECORD} values each)")
+    return (
+        f"more than {limits.values:,} JSON values (objects, lists, strings, numbers) in the file: "
+        f"far more than {limits.records:,} prediction records need (at most {VALUES_PER_RECORD} values each)"
+    )
 
 
 def _nonblank_lines(raw: bytes, start: int = 0):
@@ -353,7 +356,7 @@ def _parse_jsonl(raw: bytes, limits_of: Callable[[object], Limits], problems: Pr
     header = _header(line, number)
     limits = limits_of(header.get("track"))
     header_end = raw.find(b"\n", pos)
-    body = raw[header_end + 1:] if header_end >= 0 else b""
+    body = raw[header_end + 1 :] if header_end >= 0 else b""
     body = _within_record_limit(body, number, limits, problems)
     if over := values_over(body, limits.values, lines=True):
         raise SubmissionError(Problem("file", too_big_message(over, limits)))
@@ -368,8 +371,7 @@ def _parse_jsonl(raw: bytes, limits_of: Callable[[object], Limits], problems: Pr
         except ValueError as exc:
             problems.error(where, _json_error(exc, n + number - 1))
             continue
-        if (text.count(b"[") + text.count(b"{") > limits.depth
-                and structure_depth(obj, limits.depth) > limits.depth):
+        if text.count(b"[") + text.count(b"{") > limits.depth and structure_depth(obj, limits.depth) > limits.depth:
             problems.error(where, depth_message(limits.depth))
             continue
         records.append(obj)
@@ -380,8 +382,12 @@ def _parse_jsonl(raw: bytes, limits_of: Callable[[object], Limits], problems: Pr
 def _header(line: bytes, number: int) -> dict:
     where = f"line {number}"
     if over := values_over(line, HEADER_VALUES):
-        raise SubmissionError(Problem(where, depth_message(MAX_DEPTH) if over == "depth" else
-                                      f"the header holds more than {HEADER_VALUES:,} JSON values"))
+        raise SubmissionError(
+            Problem(
+                where,
+                depth_message(MAX_DEPTH) if over == "depth" else f"the header holds more than {HEADER_VALUES:,} JSON values",
+            )
+        )
     try:
         obj = _loads(line.decode("utf-8"))
     except RecursionError:
@@ -429,7 +435,7 @@ def with_system(data: bytes, name: str, updates: dict, max_bytes: int = DEFAULT_
             raise ValueError(str(exc.problem)) from None
         system = header.get("system") if isinstance(header.get("system"), dict) else {}
         header["system"] = {**system, **updates}
-        out = raw[:pos] + json.dumps(header, ensure_ascii=False).encode("utf-8") + raw[pos + len(line):]
+        out = raw[:pos] + json.dumps(header, ensure_ascii=False).encode("utf-8") + raw[pos + len(line) :]
     else:
         try:  # the predictions stay one slice of the bytes, never decoded
             doc = msgspec.json.decode(raw, type=_RawEnvelope)
@@ -437,7 +443,8 @@ def with_system(data: bytes, name: str, updates: dict, max_bytes: int = DEFAULT_
             system = {} if system is msgspec.UNSET else _header(b'{"track": 0, "system": ' + bytes(system) + b"}", 1)["system"]
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, SubmissionError):
             raise ValueError("the file is not a JSON object with track, system and predictions") from None
-        doc.system = msgspec.Raw(json.dumps({**(system if isinstance(system, dict) else {}), **updates},
-                                            ensure_ascii=False).encode("utf-8"))
+        doc.system = msgspec.Raw(
+            json.dumps({**(system if isinstance(system, dict) else {}), **updates}, ensure_ascii=False).encode("utf-8")
+        )
         out = msgspec.json.encode(doc)
     return gzip.compress(out, mtime=0) if ext.endswith(".gz") else out

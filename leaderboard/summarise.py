@@ -42,9 +42,14 @@ class Summary:
         return self
 
 
-def summarise(index: UnitIndex, values: Mapping[str, np.ndarray], answered: np.ndarray, *,
-              scope: np.ndarray | None = None,
-              axes: Mapping[str, tuple[np.ndarray, list[str]]] | None = None) -> Summary:
+def summarise(
+    index: UnitIndex,
+    values: Mapping[str, np.ndarray],
+    answered: np.ndarray,
+    *,
+    scope: np.ndarray | None = None,
+    axes: Mapping[str, tuple[np.ndarray, list[str]]] | None = None,
+) -> Summary:
     """Overall value, CI, breakdowns and per-unit array of every metric in `values`.
 
     values[key]: one score per unit of `index` (0 where unanswered, NaN where not scored: left out).

@@ -42,8 +42,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def place_submission(data_dir: Path, track: str, user: str, data: bytes, ext: str = "jsonl",
-                     stamp: str = "20260101T000000Z") -> Path:
+def place_submission(
+    data_dir: Path, track: str, user: str, data: bytes, ext: str = "jsonl", stamp: str = "20260101T000000Z"
+) -> Path:
     """Put a submission file where the local store finds it (what a stored upload looks like)."""
     when = datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
     target = Path(data_dir) / "local" / submission_path(track, user, when, sha256_hex(data), ext)
@@ -79,16 +80,19 @@ def _keep_results(data_dir: Path, judge: str) -> None:
 
 
 @contextlib.contextmanager
-def running_app(data_dir: Path, judge: str = "lexical", store_settings: StoreSettings | None = None,
-                status_poll_seconds: float = 5.0):
+def running_app(
+    data_dir: Path, judge: str = "lexical", store_settings: StoreSettings | None = None, status_poll_seconds: float = 5.0
+):
     """`store_settings`: another store (a fake Hub) instead of the local folder; the app then opens at once,
     before its first pull, as a deployed one does."""
     from leaderboard.ui import build_app, launch_kwargs
 
     data_dir = Path(data_dir)
     _seed_results(data_dir, judge)
-    board = Board(Settings(data_dir=data_dir, judge=judge, status_poll_seconds=status_poll_seconds),
-                  store_settings or StoreSettings(data_dir=data_dir))
+    board = Board(
+        Settings(data_dir=data_dir, judge=judge, status_poll_seconds=status_poll_seconds),
+        store_settings or StoreSettings(data_dir=data_dir),
+    )
     board.start(background=True)
     blocks = None
     try:

@@ -237,19 +237,14 @@ class FakeHub:
     def count(self, method: str | None = None, path_contains: str | None = None) -> int:
         with self.lock:
             return sum(
-                1
-                for m, p in self.requests
-                if (method is None or m == method)
-                and (path_contains is None or path_contains in p)
+                1 for m, p in self.requests if (method is None or m == method) and (path_contains is None or path_contains in p)
             )
 
     def downloads(self) -> list[str]:
         """Paths of files sent by GET .../resolve/... (one per file actually downloaded)."""
         with self.lock:
             return [
-                unquote(p.split("/resolve/", 1)[1].split("/", 1)[1])
-                for m, p in self.requests
-                if m == "GET" and "/resolve/" in p
+                unquote(p.split("/resolve/", 1)[1].split("/", 1)[1]) for m, p in self.requests if m == "GET" and "/resolve/" in p
             ]
 
     def reset_counts(self) -> None:
@@ -274,9 +269,7 @@ class FakeHub:
             repo = Repo(repo_id, repo_type, private)
             gitattributes = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"
             self.repos[key] = repo
-            self._apply(
-                repo, {".gitattributes": gitattributes}, [], "initial commit", None
-            )
+            self._apply(repo, {".gitattributes": gitattributes}, [], "initial commit", None)
             return repo
 
     def commit(
@@ -327,13 +320,8 @@ class FakeHub:
                 parts = path.split("/")
                 for i in range(1, len(parts)):
                     rest = "/".join(parts[i:])
-                    hashers.setdefault("/".join(parts[:i]), hashlib.sha1()).update(
-                        f"{rest}\0{commit.files[path]}\n".encode()
-                    )
-            entries = {
-                f: {"type": "directory", "oid": h.hexdigest(), "size": 0, "path": f}
-                for f, h in hashers.items()
-            }
+                    hashers.setdefault("/".join(parts[:i]), hashlib.sha1()).update(f"{rest}\0{commit.files[path]}\n".encode())
+            entries = {f: {"type": "directory", "oid": h.hexdigest(), "size": 0, "path": f} for f, h in hashers.items()}
             for path, oid in commit.files.items():
                 entries[path] = {
                     "type": "file",
@@ -344,9 +332,7 @@ class FakeHub:
             ordered = sorted(entries)
             children: dict[str, list[str]] = {"": []}
             for path in ordered:
-                children.setdefault(
-                    path.rsplit("/", 1)[0] if "/" in path else "", []
-                ).append(path)
+                children.setdefault(path.rsplit("/", 1)[0] if "/" in path else "", []).append(path)
             index = self._indexes[commit.sha] = {
                 "entries": entries,
                 "ordered": ordered,
@@ -364,12 +350,8 @@ class FakeHub:
     ) -> Commit:
         with self.lock:
             head = repo.commits[-1] if repo.commits else None
-            if parent_commit is not None and (
-                head is None or head.sha != parent_commit
-            ):
-                raise HubError(
-                    412, "A commit has happened since. Please refresh and try again."
-                )
+            if parent_commit is not None and (head is None or head.sha != parent_commit):
+                raise HubError(412, "A commit has happened since. Please refresh and try again.")
             tree = dict(head.files) if head else {}
             for path in deletes:
                 if path.endswith("/"):
@@ -487,18 +469,11 @@ class _Handler(BaseHTTPRequestHandler):
             hub.released.wait(hub.held_max)
         if hub.delay and (hub.delay_path is None or hub.delay_path in path):
             time.sleep(hub.delay)
-        echo = (
-            f" (request had Authorization: {self.headers.get('Authorization')})"
-            if hub.echo_auth
-            else ""
-        )
+        echo = f" (request had Authorization: {self.headers.get('Authorization')})" if hub.echo_auth else ""
         if hub.mode == "error":
             return self._json(
                 hub.error_status,
-                {
-                    "error": "Internal Error - We're working hard to fix this as soon as possible!"
-                    + echo
-                },
+                {"error": "Internal Error - We're working hard to fix this as soon as possible!" + echo},
             )
         try:
             self._route(method, path, query, body)
@@ -528,9 +503,7 @@ class _Handler(BaseHTTPRequestHandler):
             if not rest and method == "GET":
                 return self._repo_info(repo_type, repo_id, "main", query.get("expand"))
             if len(rest) == 2 and rest[0] == "revision" and method == "GET":
-                return self._repo_info(
-                    repo_type, repo_id, unquote(rest[1]), query.get("expand")
-                )
+                return self._repo_info(repo_type, repo_id, unquote(rest[1]), query.get("expand"))
             if len(rest) >= 2 and rest[0] == "tree" and method == "GET":
                 sub = unquote("/".join(rest[2:])) if len(rest) > 2 else ""
                 return self._tree(repo_type, repo_id, unquote(rest[1]), sub, query)
@@ -541,13 +514,7 @@ class _Handler(BaseHTTPRequestHandler):
         # /[datasets|spaces/]{ns}/{name}/resolve/{rev}/{path}
         if method in ("GET", "HEAD"):
             offset = 1 if parts[0] in ("datasets", "spaces") else 0
-            repo_type = (
-                "dataset"
-                if parts[0] == "datasets"
-                else "space"
-                if parts[0] == "spaces"
-                else "model"
-            )
+            repo_type = "dataset" if parts[0] == "datasets" else "space" if parts[0] == "spaces" else "model"
             if len(parts) >= offset + 5 and parts[offset + 2] == "resolve":
                 repo_id = f"{unquote(parts[offset])}/{unquote(parts[offset + 1])}"
                 revision = unquote(parts[offset + 3])
@@ -699,9 +666,7 @@ class _Handler(BaseHTTPRequestHandler):
         ]
         self._json(200, {"files": files, "commitOid": commit.sha})
 
-    def _commit(
-        self, repo_type: str, repo_id: str, revision: str, body: bytes, query: dict
-    ):
+    def _commit(self, repo_type: str, repo_id: str, revision: str, body: bytes, query: dict):
         self._require_user()
         if query.get("create_pr"):
             raise HubError(400, "The fake Hub does not support pull requests")
@@ -724,18 +689,14 @@ class _Handler(BaseHTTPRequestHandler):
             elif key == "deletedFolder":
                 deletes.append(value["path"].rstrip("/") + "/")
             else:
-                raise HubError(
-                    400, f"The fake Hub does not support {key!r} operations (LFS)"
-                )
+                raise HubError(400, f"The fake Hub does not support {key!r} operations (LFS)")
         if not header.get("summary"):
             raise HubError(400, "commit summary is required")
         with self.hub.lock:
             repo = self.hub._repo(repo_type, repo_id)
             if revision not in ("main", "refs/heads/main"):
                 raise HubError(400, "The fake Hub only commits to main")
-            commit = self.hub._apply(
-                repo, files, deletes, header["summary"], header.get("parentCommit")
-            )
+            commit = self.hub._apply(repo, files, deletes, header["summary"], header.get("parentCommit"))
         prefix = "" if repo_type == "model" else f"{repo_type}s/"
         self._json(
             200,
@@ -771,9 +732,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def running_hub(
-    tokens: dict[str, str] | None = None, page_size: int = 1000
-) -> Iterator[FakeHub]:
+def running_hub(tokens: dict[str, str] | None = None, page_size: int = 1000) -> Iterator[FakeHub]:
     """A started FakeHub on a free port, stopped on exit."""
     hub = FakeHub(tokens=tokens, page_size=page_size).start()
     try:

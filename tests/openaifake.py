@@ -67,8 +67,10 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
     if "response" in blocks:
         said = words(blocks["response"])
         items = _ITEM.findall(blocks.get("gold_facts", ""))
-        return {"response_facts": sentences(blocks["response"]),
-                "gold_facts": [{"id": int(i), "stated": gullible or _contained(t, said)} for i, t in items]}
+        return {
+            "response_facts": sentences(blocks["response"]),
+            "gold_facts": [{"id": int(i), "stated": gullible or _contained(t, said)} for i, t in items],
+        }
     return {"facts": sentences(blocks.get("gold_answer", ""))}
 
 
@@ -99,7 +101,8 @@ class FakeOpenAI:
         self.server.block_on_close = False
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self._thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)  # fast shutdown
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )  # fast shutdown
 
     # -- lifecycle
     def start(self) -> FakeOpenAI:
@@ -162,11 +165,26 @@ class FakeOpenAI:
             content = json.dumps({"verdict": "everything is fine"})
         prompt_tokens = sum(len(m["content"].split()) for m in body["messages"])
         completion_tokens = len(content.split())
-        return 200, {
-            "id": f"chatcmpl-fake-{len(self.requests)}", "object": "chat.completion", "created": 0,
-            "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": content, "refusal": None}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        }, None
+        return (
+            200,
+            {
+                "id": f"chatcmpl-fake-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                        "message": {"role": "assistant", "content": content, "refusal": None},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            },
+            None,
+        )

@@ -23,8 +23,17 @@ from leaderboard.ui import views
 
 from appserver import place_submission, running_app
 
-UNIDOC_COLUMNS = ["Organisation", "Paradigm", "Recall@10", "Precision@10", "Completeness", "Faithfulness",
-                  "Rank (CI)", "Covered", "Status"]
+UNIDOC_COLUMNS = [
+    "Organisation",
+    "Paradigm",
+    "Recall@10",
+    "Precision@10",
+    "Completeness",
+    "Faithfulness",
+    "Rank (CI)",
+    "Covered",
+    "Status",
+]
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +204,9 @@ def test_export_csv_has_the_rows_of_the_view(client, app):
     df, _ = table(client, "unidoc", "Recall@10", "All", "", ["text"], [], [], UNIDOC_COLUMNS)
     assert csv["name"].tolist() == df["System"].tolist()
     assert set(csv["paradigm"]) == {"text"}
-    assert {"id", "name", "organization", "recall@10", "recall@10:low", "recall@10:high", "rank", "rank_ub", "status"} <= set(csv.columns)
+    assert {"id", "name", "organization", "recall@10", "recall@10:low", "recall@10:high", "rank", "rank_ub", "status"} <= set(
+        csv.columns
+    )
     entries = {e.id: e for e in app.board.entries("unidoc")}
     for _, row in csv.iterrows():  # full precision, not the display rounding
         assert row["recall@10"] == pytest.approx(entries[row["id"]].summary["overall"]["recall@10"])
@@ -256,8 +267,9 @@ def test_compare_refuses_bad_pairs(client, app):
 
 def test_compare_vdr(client, app):
     ids = ids_by_name(app, "vdr")
-    summary, metrics, plot, top, _ = client.predict("vdr", ids["colqwen2-v1.0 (uncompressed)"],
-                                                    ids["colqwen2-v1.0 (merge 90%)"], api_name="/compare")
+    summary, metrics, plot, top, _ = client.predict(
+        "vdr", ids["colqwen2-v1.0 (uncompressed)"], ids["colqwen2-v1.0 (merge 90%)"], api_name="/compare"
+    )
     m = frame(metrics).set_index("Metric")
     assert float(m.loc["nDCG@5", "A − B"]) > 0
     assert len(frame(top)) > 0
@@ -307,19 +319,27 @@ def _stored_files(app) -> list[Path]:
 
 
 def test_submit_invalid_file_returns_every_error_and_stores_nothing(client, app, tmp_path):
-    lines = ['{"track":"unidoc","system":{"name":"Broken","paradigm":"telepathy","link":"ftp://x"}}',
-             '{"id":"finance-9999","retrieved":[{"doc":"1","pages":[1]}],"answer":"a"}',
-             '{"id":"finance-0000","retrieved":"nope","answer":"a"}',
-             '{"id":"finance-0001","retrieved":[{"doc":"1","pages":[1]}],"answer":"a"}',
-             '{"id":"finance-0001","retrieved":[{"doc":"1","pages":[1]}],"answer":"a"}',
-             '{"id":42}']
+    lines = [
+        '{"track":"unidoc","system":{"name":"Broken","paradigm":"telepathy","link":"ftp://x"}}',
+        '{"id":"finance-9999","retrieved":[{"doc":"1","pages":[1]}],"answer":"a"}',
+        '{"id":"finance-0000","retrieved":"nope","answer":"a"}',
+        '{"id":"finance-0001","retrieved":[{"doc":"1","pages":[1]}],"answer":"a"}',
+        '{"id":"finance-0001","retrieved":[{"doc":"1","pages":[1]}],"answer":"a"}',
+        '{"id":42}',
+    ]
     bad = tmp_path / "broken.jsonl"
     bad.write_text("\n".join(lines))
     before_files, before_entries = _stored_files(app), len(app.board.entries())
     html = client.predict("unidoc", handle_file(str(bad)), "", "", "", "", "tester", api_name="/submit")
     assert 'class="submit-invalid"' in html and "nothing was uploaded" in html
-    for needle in ("system.paradigm", "system.link", "unknown question id", "field retrieved", "repeated question id",
-                   "line 6, field id"):
+    for needle in (
+        "system.paradigm",
+        "system.link",
+        "unknown question id",
+        "field retrieved",
+        "repeated question id",
+        "line 6, field id",
+    ):
         assert needle in html, needle
     assert html.count("<li>") == 6
     assert _stored_files(app) == before_files and len(app.board.entries()) == before_entries
@@ -342,8 +362,16 @@ def test_submit_valid_file_appears_scored_then_duplicate(client, app, tmp_path):
     name, data = demo.make_submissions("unidoc", demo.DEMO_DIR / "gold" / "unidoc", 1, seed=7)[0]
     path = tmp_path / name
     path.write_bytes(data)
-    html = client.predict("unidoc", handle_file(str(path)), "API test system", "API Org", "https://example.org/api",
-                          "Submitted by the API test.", "tester", api_name="/submit")
+    html = client.predict(
+        "unidoc",
+        handle_file(str(path)),
+        "API test system",
+        "API Org",
+        "https://example.org/api",
+        "Submitted by the API test.",
+        "tester",
+        api_name="/submit",
+    )
     assert 'class="submit-queued"' in html and "Scored: submission" in html
     new_id = re.search(r"Scored: submission <code>([0-9a-f]{12})</code>", html).group(1)
     stored = _stored_files(app)
@@ -358,8 +386,16 @@ def test_submit_valid_file_appears_scored_then_duplicate(client, app, tmp_path):
     html_detail, *_ = client.predict(new_id, api_name="/detail")
     assert "API test system" in html_detail and "Submitted by the API test." in html_detail
 
-    again = client.predict("unidoc", handle_file(str(path)), "API test system", "API Org", "https://example.org/api",
-                           "Submitted by the API test.", "tester", api_name="/submit")
+    again = client.predict(
+        "unidoc",
+        handle_file(str(path)),
+        "API test system",
+        "API Org",
+        "https://example.org/api",
+        "Submitted by the API test.",
+        "tester",
+        api_name="/submit",
+    )
     assert 'class="submit-duplicate"' in again and "already submitted" in again
     assert _stored_files(app) == stored
 

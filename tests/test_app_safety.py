@@ -40,10 +40,18 @@ def app(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("board")
     records = _records("gme-7b-gpt-4o-mini.jsonl")[:40]
     records[0] = {**records[0], "answer": LONG_ANSWER}
-    place_submission(data_dir, "unidoc", "eve", _jsonl(
-        {"name": FORMULA_NAME, "organization": "@SUM(1+1)", "retriever": "-2+3", "paradigm": "text"}, records))
-    hidden = place_submission(data_dir, "unidoc", "mallory", _jsonl(
-        {"name": "Hidden system", "paradigm": "text"}, _records("jina-clip-v2-retrieval.jsonl")[10:60]))
+    place_submission(
+        data_dir,
+        "unidoc",
+        "eve",
+        _jsonl({"name": FORMULA_NAME, "organization": "@SUM(1+1)", "retriever": "-2+3", "paradigm": "text"}, records),
+    )
+    hidden = place_submission(
+        data_dir,
+        "unidoc",
+        "mallory",
+        _jsonl({"name": "Hidden system", "paradigm": "text"}, _records("jina-clip-v2-retrieval.jsonl")[10:60]),
+    )
     flags = {hidden.relative_to(data_dir / "local").as_posix(): {"status": "hidden", "reason": "test"}}
     (data_dir / "local" / "flags.json").write_text(json.dumps(flags))
     with running_app(data_dir) as running:
@@ -75,8 +83,7 @@ def test_hidden_submission_is_reachable_from_no_endpoint(app, client):
     assert "Unknown system" in summary and "Hidden system" not in summary
     summary, *_ = client.predict("unidoc", shown.id, hidden.id, api_name="/compare")
     assert "Unknown system" in summary
-    assert "Hidden system" not in json.dumps(client.predict("Recall@10", "All", "", [], [], [], ["Id"],
-                                                            api_name="/table_unidoc"))
+    assert "Hidden system" not in json.dumps(client.predict("Recall@10", "All", "", [], [], [], ["Id"], api_name="/table_unidoc"))
 
 
 def test_internal_failure_shows_a_reference_never_the_exception(app, client, monkeypatch, caplog):
@@ -112,8 +119,12 @@ def test_csv_export_neutralises_formula_cells(app, client):
 
 
 def test_csv_cells_keep_genuine_numbers():
-    frame = pd.DataFrame({"name": ["=1+2", "+cmd", "-2+3", "@x", "\tt", "\rr", "-0.25", "+3", "1e-3", "plain", None],
-                          "diff": [-0.5, 1.0, -2.0, 0.0, 3.0, -1e-3, 2.0, 1.0, 0.0, -7.25, 1.5]})
+    frame = pd.DataFrame(
+        {
+            "name": ["=1+2", "+cmd", "-2+3", "@x", "\tt", "\rr", "-0.25", "+3", "1e-3", "plain", None],
+            "diff": [-0.5, 1.0, -2.0, 0.0, 3.0, -1e-3, 2.0, 1.0, 0.0, -7.25, 1.5],
+        }
+    )
     out = views.csv_safe(frame)
     assert out["name"].tolist()[:6] == ["'=1+2", "'+cmd", "'-2+3", "'@x", "'\tt", "'\rr"]
     assert out["name"].tolist()[6:10] == ["-0.25", "+3", "1e-3", "plain"] and pd.isna(out["name"].iloc[10])
@@ -156,7 +167,15 @@ def test_api_endpoints_and_parameter_names_are_stable(app):
 
 def test_api_accepts_the_parameters_by_name(app):
     client = Client(app.url, verbose=False, download_files=str(app.data_dir / "downloads"))
-    out = client.predict(rank_by="Recall@10", scores_on="All", search="jina", paradigm=[], has_results_for=[],
-                         judge=[], columns=["Id"], api_name="/table_unidoc")
+    out = client.predict(
+        rank_by="Recall@10",
+        scores_on="All",
+        search="jina",
+        paradigm=[],
+        has_results_for=[],
+        judge=[],
+        columns=["Id"],
+        api_name="/table_unidoc",
+    )
     value = out.get("value", out) if "__type__" in out else out
     assert [row[value["headers"].index("System")] for row in value["data"]] == ["Jina-CLIP v2 retrieval only"]

@@ -36,9 +36,10 @@ def good_unidoc_record(qid=QID, **over):
 
 
 def vdr_file(records, system=None) -> str:
-    system = system or {"name": "v", "model": "m", "method": "none",
-                        "storage": {DS: {"vectors": 10, "vectors_uncompressed": 10}}}
-    return "\n".join(json.dumps(r) if not isinstance(r, str) else r for r in [{"track": "vdr", "system": system}, *records]) + "\n"
+    system = system or {"name": "v", "model": "m", "method": "none", "storage": {DS: {"vectors": 10, "vectors_uncompressed": 10}}}
+    return (
+        "\n".join(json.dumps(r) if not isinstance(r, str) else r for r in [{"track": "vdr", "system": system}, *records]) + "\n"
+    )
 
 
 def run_cli(capsys, args) -> tuple[int, str]:
@@ -60,44 +61,106 @@ CASES = {
     "truncated jsonl line": ("s.jsonl", unidoc_file(['{"id": "x", "retr']), "line 2: invalid JSON at line 2"),
     "not an object": ("s.json", "[1, 2]", "expected a JSON object"),
     "unknown track": ("s.jsonl", '{"track": "nope", "system": {"name": "a"}}\n{"id": 1}\n', "unknown track 'nope'"),
-    "missing name": ("s.jsonl", unidoc_file([good_unidoc_record()], {"paradigm": "text"}), "field system.name: required field is missing"),
-    "bad paradigm": ("s.jsonl", unidoc_file([good_unidoc_record()], {"name": "a", "paradigm": "magic"}), "field system.paradigm: expected one of"),
-    "javascript link": ("s.jsonl", unidoc_file([good_unidoc_record()], {"name": "a", "paradigm": "text", "link": "javascript:alert(1)"}),
-                        "field system.link: expected an http:// or https:// URL"),
+    "missing name": (
+        "s.jsonl",
+        unidoc_file([good_unidoc_record()], {"paradigm": "text"}),
+        "field system.name: required field is missing",
+    ),
+    "bad paradigm": (
+        "s.jsonl",
+        unidoc_file([good_unidoc_record()], {"name": "a", "paradigm": "magic"}),
+        "field system.paradigm: expected one of",
+    ),
+    "javascript link": (
+        "s.jsonl",
+        unidoc_file([good_unidoc_record()], {"name": "a", "paradigm": "text", "link": "javascript:alert(1)"}),
+        "field system.link: expected an http:// or https:// URL",
+    ),
     "id of wrong type": ("s.jsonl", unidoc_file([good_unidoc_record(qid=7)]), "line 2, field id: expected a string id"),
-    "unknown id": ("s.jsonl", unidoc_file([good_unidoc_record(qid="finance-9999")]), "line 2, id finance-9999, field id: unknown question id"),
-    "duplicate id": ("s.jsonl", unidoc_file([good_unidoc_record(), good_unidoc_record()]), f"line 3, id {QID}, field id: repeated question id"),
-    "pages out of order": ("s.jsonl", unidoc_file([good_unidoc_record(retrieved=[{"doc": "d", "pages": [6, 5]}])]),
-                           "field retrieved[0]: pages: start 6 is after end 5"),
-    "page as string": ("s.jsonl", unidoc_file([good_unidoc_record(retrieved=[{"doc": "d", "pages": ["5"]}])]),
-                       "pages: expected [start, end] or [page] of integers >= 1"),
+    "unknown id": (
+        "s.jsonl",
+        unidoc_file([good_unidoc_record(qid="finance-9999")]),
+        "line 2, id finance-9999, field id: unknown question id",
+    ),
+    "duplicate id": (
+        "s.jsonl",
+        unidoc_file([good_unidoc_record(), good_unidoc_record()]),
+        f"line 3, id {QID}, field id: repeated question id",
+    ),
+    "pages out of order": (
+        "s.jsonl",
+        unidoc_file([good_unidoc_record(retrieved=[{"doc": "d", "pages": [6, 5]}])]),
+        "field retrieved[0]: pages: start 6 is after end 5",
+    ),
+    "page as string": (
+        "s.jsonl",
+        unidoc_file([good_unidoc_record(retrieved=[{"doc": "d", "pages": ["5"]}])]),
+        "pages: expected [start, end] or [page] of integers >= 1",
+    ),
     "answer not a string": ("s.jsonl", unidoc_file([good_unidoc_record(answer=["a"])]), "field answer: expected a string"),
-    "misaligned question": ("s.jsonl", unidoc_file([good_unidoc_record(question="What is 2+2?")]), "question text does not match"),
+    "misaligned question": (
+        "s.jsonl",
+        unidoc_file([good_unidoc_record(question="What is 2+2?")]),
+        "question text does not match",
+    ),
     "no predictions": ("s.jsonl", unidoc_file([]), "file: the submission has no prediction"),
     "empty file": ("s.jsonl", "", "file: file is empty"),
-    "NaN literal": ("s.jsonl", vdr_file([f'{{"dataset": "{DS}", "query_id": "{QUERY}", "ranking": [{{"doc": "a", "score": NaN}}]}}']),
-                    "NaN is not allowed"),
-    "infinite score": ("s.jsonl", vdr_file([f'{{"dataset": "{DS}", "query_id": "{QUERY}", "ranking": [{{"doc": "a", "score": 1e999}}]}}']),
-                       "score: expected finite numbers"),
-    "score as string": ("s.jsonl", vdr_file([{"dataset": DS, "query_id": QUERY, "ranking": [{"doc": "a", "score": "1"}]}]),
-                        "score: expected finite numbers"),
-    "duplicate doc in ranking": ("s.jsonl", vdr_file([{"dataset": DS, "query_id": QUERY, "ranking": [{"doc": "a", "score": 1}, {"doc": "a", "score": 0}]}]),
-                                 "a doc appears twice"),
-    "no storage for dataset": ("s.jsonl", vdr_file([{"dataset": DS, "query_id": QUERY, "ranking": [{"doc": "a", "score": 1}]}],
-                                                   {"name": "v", "model": "m", "method": "none", "storage": {"other": {"vectors": 1, "vectors_uncompressed": 2}}}),
-                               f"dataset {DS} has predictions but no storage entry"),
-    "vectors above uncompressed": ("s.jsonl", vdr_file([{"dataset": DS, "query_id": QUERY, "ranking": [{"doc": "a", "score": 1}]}],
-                                                       {"name": "v", "model": "m", "method": "prune", "storage": {DS: {"vectors": 5, "vectors_uncompressed": 2}}}),
-                                   "expected 0 < vectors <= vectors_uncompressed"),
-    "futurepedia id as string": ("s.jsonl", '{"track": "futurepedia", "system": {"name": "f"}}\n'
-                                 + json.dumps({"task": "monolingual", "id": str(FP_ID), "query_lang": "en", "prediction": "x"}) + "\n",
-                                 "field id: expected an integer id"),
-    "futurepedia repeated unit": ("s.jsonl", '{"track": "futurepedia", "system": {"name": "f"}}\n'
-                                  + 2 * (json.dumps({"task": "monolingual", "id": FP_ID, "query_lang": "en", "prediction": "x"}) + "\n"),
-                                  "repeated monolingual unit"),
-    "crosslingual same language": ("s.jsonl", '{"track": "futurepedia", "system": {"name": "f"}}\n'
-                                   + json.dumps({"task": "crosslingual", "id": FP_ID, "query_lang": "en", "doc_lang": "en", "prediction": "x"}) + "\n",
-                                   "crosslingual doc_lang must differ"),
+    "NaN literal": (
+        "s.jsonl",
+        vdr_file([f'{{"dataset": "{DS}", "query_id": "{QUERY}", "ranking": [{{"doc": "a", "score": NaN}}]}}']),
+        "NaN is not allowed",
+    ),
+    "infinite score": (
+        "s.jsonl",
+        vdr_file([f'{{"dataset": "{DS}", "query_id": "{QUERY}", "ranking": [{{"doc": "a", "score": 1e999}}]}}']),
+        "score: expected finite numbers",
+    ),
+    "score as string": (
+        "s.jsonl",
+        vdr_file([{"dataset": DS, "query_id": QUERY, "ranking": [{"doc": "a", "score": "1"}]}]),
+        "score: expected finite numbers",
+    ),
+    "duplicate doc in ranking": (
+        "s.jsonl",
+        vdr_file([{"dataset": DS, "query_id": QUERY, "ranking": [{"doc": "a", "score": 1}, {"doc": "a", "score": 0}]}]),
+        "a doc appears twice",
+    ),
+    "no storage for dataset": (
+        "s.jsonl",
+        vdr_file(
+            [{"dataset": DS, "query_id": QUERY, "ranking": [{"doc": "a", "score": 1}]}],
+            {"name": "v", "model": "m", "method": "none", "storage": {"other": {"vectors": 1, "vectors_uncompressed": 2}}},
+        ),
+        f"dataset {DS} has predictions but no storage entry",
+    ),
+    "vectors above uncompressed": (
+        "s.jsonl",
+        vdr_file(
+            [{"dataset": DS, "query_id": QUERY, "ranking": [{"doc": "a", "score": 1}]}],
+            {"name": "v", "model": "m", "method": "prune", "storage": {DS: {"vectors": 5, "vectors_uncompressed": 2}}},
+        ),
+        "expected 0 < vectors <= vectors_uncompressed",
+    ),
+    "futurepedia id as string": (
+        "s.jsonl",
+        '{"track": "futurepedia", "system": {"name": "f"}}\n'
+        + json.dumps({"task": "monolingual", "id": str(FP_ID), "query_lang": "en", "prediction": "x"})
+        + "\n",
+        "field id: expected an integer id",
+    ),
+    "futurepedia repeated unit": (
+        "s.jsonl",
+        '{"track": "futurepedia", "system": {"name": "f"}}\n'
+        + 2 * (json.dumps({"task": "monolingual", "id": FP_ID, "query_lang": "en", "prediction": "x"}) + "\n"),
+        "repeated monolingual unit",
+    ),
+    "crosslingual same language": (
+        "s.jsonl",
+        '{"track": "futurepedia", "system": {"name": "f"}}\n'
+        + json.dumps({"task": "crosslingual", "id": FP_ID, "query_lang": "en", "doc_lang": "en", "prediction": "x"})
+        + "\n",
+        "crosslingual doc_lang must differ",
+    ),
     "wrong extension": ("s.txt", "{}", "unsupported file name"),
 }
 
@@ -188,18 +251,39 @@ json_values = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(["unidoc", "futurepedia", "vdr"]),
-       st.sampled_from(["id", "retrieved", "answer", "task", "query_lang", "doc_lang", "doc_langs", "prediction",
-                        "dataset", "query_id", "ranking", "question"]),
-       json_values)
+@given(
+    st.sampled_from(["unidoc", "futurepedia", "vdr"]),
+    st.sampled_from(
+        [
+            "id",
+            "retrieved",
+            "answer",
+            "task",
+            "query_lang",
+            "doc_lang",
+            "doc_langs",
+            "prediction",
+            "dataset",
+            "query_id",
+            "ranking",
+            "question",
+        ]
+    ),
+    json_values,
+)
 def test_wrong_types_in_any_field_never_raise(track, field, value):
     base = {
         "unidoc": good_unidoc_record(),
         "futurepedia": {"task": "selection", "id": FP_ID, "query_lang": "en", "doc_langs": ["en", "fr"], "prediction": "x"},
         "vdr": {"dataset": DS, "query_id": QUERY, "ranking": [{"doc": "a", "score": 1.0}]},
     }[track]
-    system = {"name": "s", "paradigm": "text", "model": "m", "method": "none",
-              "storage": {DS: {"vectors": 1, "vectors_uncompressed": 2}}}
+    system = {
+        "name": "s",
+        "paradigm": "text",
+        "model": "m",
+        "method": "none",
+        "storage": {DS: {"vectors": 1, "vectors_uncompressed": 2}},
+    }
     content = json.dumps({"track": track, "system": system, "predictions": [{**base, field: value}]})
     checked = check(content.encode(), "s.json")
     assert checked.ok or checked.errors

@@ -16,8 +16,9 @@ import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
-    pytest.skip(f"{CHROMIUM} not found: the browser tests drive Debian's chromium (apt-get install chromium)",
-                allow_module_level=True)
+    pytest.skip(
+        f"{CHROMIUM} not found: the browser tests drive Debian's chromium (apt-get install chromium)", allow_module_level=True
+    )
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 
 from leaderboard.submission import with_system  # noqa: E402
@@ -26,8 +27,15 @@ from appserver import place_submission, running_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "test-output" / "screenshots"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 XSS_NAME = "<img src=x onerror=alert(1)>"
@@ -92,8 +100,9 @@ def page_factory(browser):
 
 # ---- helpers -------------------------------------------------------------------------------------------------
 def column(page, table_id: str, col: int) -> list[str]:
-    return page.eval_on_selector_all(f"#{table_id} [role=row][data-index] [data-col='{col}']",
-                                     "els => els.map(e => e.innerText.trim())")
+    return page.eval_on_selector_all(
+        f"#{table_id} [role=row][data-index] [data-col='{col}']", "els => els.map(e => e.innerText.trim())"
+    )
 
 
 def header_index(page, table_id: str, name: str) -> int:
@@ -104,7 +113,8 @@ def header_index(page, table_id: str, name: str) -> int:
 def rows(page, table_id: str) -> list[list[str]]:
     return page.eval_on_selector_all(
         f"#{table_id} [role=row][data-index]",
-        "rs => rs.map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.innerText.trim()))")
+        "rs => rs.map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.innerText.trim()))",
+    )
 
 
 def query(page) -> dict[str, list[str]]:
@@ -124,7 +134,8 @@ def wait_rows(page, table_id: str, expected: list[str], col: int = 2):
              const got = [...document.querySelectorAll(sel)].map(e => e.innerText.trim());
              return JSON.stringify(got) === JSON.stringify(want);
            }""",
-        arg=[f"#{table_id} [role=row][data-index] [data-col='{col}']", expected])
+        arg=[f"#{table_id} [role=row][data-index] [data-col='{col}']", expected],
+    )
 
 
 def pick(page, dropdown_id: str, option: str):
@@ -141,11 +152,18 @@ def assert_inert(page):
     """Nothing from a submission ran or became markup."""
     assert page.dialogs == []
     # gradio's own scripts live in <head> (its config carries the names as JSON data); none may appear in the page
-    found = page.evaluate("[...document.querySelectorAll('img[src=\"x\"], [onerror], [onmouseover], gradio-app script')]"
-                          ".filter(e => e.tagName !== 'SCRIPT' || !e.src)"
-                          ".map(e => e.outerHTML.slice(0, 120))")
+    found = page.evaluate(
+        "[...document.querySelectorAll('img[src=\"x\"], [onerror], [onmouseover], gradio-app script')]"
+        ".filter(e => e.tagName !== 'SCRIPT' || !e.src)"
+        ".map(e => e.outerHTML.slice(0, 120))"
+    )
     assert found == [], found
-    assert page.evaluate("[...document.querySelectorAll('a[href]')].filter(a => !/^(https?:|#|\\/|blob:)/i.test(a.getAttribute('href'))).length") == 0
+    assert (
+        page.evaluate(
+            "[...document.querySelectorAll('a[href]')].filter(a => !/^(https?:|#|\\/|blob:)/i.test(a.getAttribute('href'))).length"
+        )
+        == 0
+    )
 
 
 # ---- the board -----------------------------------------------------------------------------------------------
@@ -153,11 +171,18 @@ def test_board_loads_with_rows_and_a_chart_and_sorts(app, page_factory):
     page = page_factory()
     open_board(page, app)
     names = column(page, "unidoc-table", header_index(page, "unidoc-table", "System"))
-    expected = [e.name for e in sorted((e for e in app.board.entries("unidoc") if e.status == "scored"),
-                                       key=lambda e: (-e.summary["overall"]["recall@10"], e.name))]
+    expected = [
+        e.name
+        for e in sorted(
+            (e for e in app.board.entries("unidoc") if e.status == "scored"),
+            key=lambda e: (-e.summary["overall"]["recall@10"], e.name),
+        )
+    ]
     assert names == expected and len(names) == 8
     ranks = [int(r) for r in column(page, "unidoc-table", 0)]
-    assert ranks[0] == 1 and ranks == sorted(ranks) and len(set(ranks)) == 8  # the hostile run lacks one answer: below its original
+    assert (
+        ranks[0] == 1 and ranks == sorted(ranks) and len(set(ranks)) == 8
+    )  # the hostile run lacks one answer: below its original
     cell = page.inner_html("#unidoc-table [data-row='0'][data-col='5']")
     assert "<sub>" in cell  # the CI in smaller type: a rendered <sub>, not text
 
@@ -263,8 +288,10 @@ def test_compare_tab_and_its_permalink(app, page_factory):
     # the permalink of that view, in a fresh page: same tab, same track, same A and B, same numbers
     fresh = page_factory()
     fresh.goto(page.url)
-    fresh.wait_for_function("document.querySelector('#compare-summary') && "
-                            f"document.querySelector('#compare-summary').innerText.includes({partial.name!r})")
+    fresh.wait_for_function(
+        "document.querySelector('#compare-summary') && "
+        f"document.querySelector('#compare-summary').innerText.includes({partial.name!r})"
+    )
     assert fresh.locator("#main-tabs [role=tab][aria-selected=true]").first.inner_text().strip() == "Compare"
     assert fresh.input_value("#compare-track input") == "VDR compression"
     assert fresh.input_value("#compare-a input") == vdr[0][0]
@@ -302,8 +329,10 @@ def test_hostile_system_name_shows_literally_and_runs_nothing(app, page_factory)
     page.goto(app.url + f"?tab=compare&track=unidoc&a={xss.id}&b={other.id}")
     # the page may show an interim comparison while the permalink's picks are restored; the restored one stays
     expected = f"A = {XSS_NAME} · B = {other.name}"
-    page.wait_for_function("(t) => document.querySelector('#compare-summary') && "
-                           "document.querySelector('#compare-summary').innerText.includes(t)", arg=expected)
+    page.wait_for_function(
+        "(t) => document.querySelector('#compare-summary') && document.querySelector('#compare-summary').innerText.includes(t)",
+        arg=expected,
+    )
     assert expected in page.inner_text("#compare-summary")
     page.wait_for_function(f"""() => [...document.querySelectorAll('#compare-plot svg')]
                                    .some(s => s.textContent.includes({XSS_NAME!r}))""")
@@ -344,10 +373,14 @@ def test_clicking_a_row_opens_that_system(app, page_factory):
     open_board(page, app)
     names = column(page, "unidoc-table", header_index(page, "unidoc-table", "System"))
     second = names[1]
-    page.locator(f"#unidoc-table [role=row][data-index] [data-col='{header_index(page, 'unidoc-table', 'System')}']").nth(1).click()
+    page.locator(f"#unidoc-table [role=row][data-index] [data-col='{header_index(page, 'unidoc-table', 'System')}']").nth(
+        1
+    ).click()
     page.wait_for_function("location.search.includes('tab=system')")
-    page.wait_for_function("(n) => document.querySelector('#system-meta') && "
-                           "document.querySelector('#system-meta').innerText.includes(n)", arg=second)
+    page.wait_for_function(
+        "(n) => document.querySelector('#system-meta') && document.querySelector('#system-meta').innerText.includes(n)",
+        arg=second,
+    )
     assert page.input_value("#system-pick input").split(" · ")[1].startswith(second[:20])
 
 
@@ -359,6 +392,8 @@ def test_clicking_a_unit_shows_its_raw_prediction(app, page_factory):
     first_unit = page.locator("#system-units [role=row][data-index] [data-col='0']").first
     unit_id = first_unit.inner_text().strip()
     first_unit.click()
-    page.wait_for_function("(u) => document.querySelector('#system-record') && "
-                           "document.querySelector('#system-record').innerText.includes(u)", arg=unit_id)
+    page.wait_for_function(
+        "(u) => document.querySelector('#system-record') && document.querySelector('#system-record').innerText.includes(u)",
+        arg=unit_id,
+    )
     assert page.input_value("#system-unit textarea, #system-unit input") == unit_id

@@ -12,8 +12,9 @@ import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
-    pytest.skip(f"{CHROMIUM} not found: the browser tests drive Debian's chromium (apt-get install chromium)",
-                allow_module_level=True)
+    pytest.skip(
+        f"{CHROMIUM} not found: the browser tests drive Debian's chromium (apt-get install chromium)", allow_module_level=True
+    )
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 
 from leaderboard.store import StoreSettings  # noqa: E402
@@ -23,11 +24,19 @@ from hubfake import FAKE_TOKEN, fake_hub  # noqa: E402, F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 UNIDOC_FILES = sorted((ROOT / "assets" / "demo" / "submissions" / "unidoc").glob("*.jsonl"))
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync",
-        # two pages are open at once: the one not in front must keep its timer running at full speed
-        "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-        "--disable-backgrounding-occluded-windows"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # two pages are open at once: the one not in front must keep its timer running at full speed
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
+]
 TICK = 0.5  # the page's timer (STATUS_POLL_SECONDS) and the board's pull interval in these tests
 HUB_TIMEOUT = 2.0
 # A tick is 0.5 s, but a shared two-core machine (load average above 10 while other suites run) stretches
@@ -47,9 +56,11 @@ def app_on_hub(hub, tmp_path):
     def start(hub_timeout: float = HUB_TIMEOUT):
         # No token: the board only reads, and a token would make the page ask for a login, which Gradio mocks
         # off a Space with whoami on huggingface.co (not the fake Hub).
-        settings = StoreSettings(submissions_repo="org/subs", hf_endpoint=hub.url,
-                                 data_dir=tmp_path, hub_timeout=hub_timeout, refresh_seconds=TICK)
+        settings = StoreSettings(
+            submissions_repo="org/subs", hf_endpoint=hub.url, data_dir=tmp_path, hub_timeout=hub_timeout, refresh_seconds=TICK
+        )
         return running_app(tmp_path, judge="none", store_settings=settings, status_poll_seconds=TICK)
+
     return start
 
 

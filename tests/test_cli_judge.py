@@ -18,8 +18,14 @@ SUBMISSION = sorted((ROOT / "assets" / "demo" / "submissions" / "unidoc").glob("
 
 def run_score(env_extra: dict, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, **env_extra}
-    return subprocess.run([sys.executable, "-m", "leaderboard", "score", str(SUBMISSION), *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "leaderboard", "score", str(SUBMISSION), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -29,8 +35,12 @@ def server():
 
 
 def test_openai_judge_scores_and_a_rerun_costs_nothing(server, tmp_path):
-    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test", "JUDGE_MODEL": "fake-judge",
-           "LEADERBOARD_DATA_DIR": str(tmp_path)}
+    env = {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "JUDGE_MODEL": "fake-judge",
+        "LEADERBOARD_DATA_DIR": str(tmp_path),
+    }
     dry = run_score(env, "--judge", "openai", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     estimate = json.loads(dry.stdout)

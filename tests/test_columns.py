@@ -37,16 +37,31 @@ def test_labels_from_older_links_and_api_callers_map_to_keys():
     assert cols.metric_key(track, "nonsense") == track.rank_by
     # a permalink carries keys
     assert urlstate.decode(urlstate.encode({"rank": metric.key, "cols": [extra.key, "id"]})) == {
-        "rank": [metric.key], "cols": [extra.key, "id"]}
+        "rank": [metric.key],
+        "cols": [extra.key, "id"],
+    }
 
 
 def test_cells_and_sort_keys():
     track = next(t for t in TRACKS.values() if t.judged_metrics)
     judged = track.judged_metrics[0]
     by_key = cols.column_map(track)
-    row = {"rank": 10, "rank_ub": 3, "name": "A", "n": 8, "missing": 2, "status": "scored", "judging": False,
-           "judge": "lexical-v1", judged.key: 0.5, f"{judged.key}:low": 0.25, f"{judged.key}:high": 0.75, "id": "abc",
-           "submitted": "2026-01-02T03:04:05", "errors": 0}
+    row = {
+        "rank": 10,
+        "rank_ub": 3,
+        "name": "A",
+        "n": 8,
+        "missing": 2,
+        "status": "scored",
+        "judging": False,
+        "judge": "lexical-v1",
+        judged.key: 0.5,
+        f"{judged.key}:low": 0.25,
+        f"{judged.key}:high": 0.75,
+        "id": "abc",
+        "submitted": "2026-01-02T03:04:05",
+        "errors": 0,
+    }
     assert by_key["rank"].format(row) == "10" and by_key["rank"].sort_key(row) == 10.0
     assert by_key["rank_ci"].format(row) == "≥3"
     assert by_key["covered"].format(row) == "6 / 8" and by_key["covered"].sort_key(row) == 6.0

@@ -32,8 +32,14 @@ ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "assets" / "demo"
 LANGS = demo.LANGS
 QUESTION_KEYS = ["rewritten_question_obscured", "complete_answer", "chunk_used", "question_type", "answer_type"]
-QUESTION_TYPES = {"factual_retrieval", "comparison", "causal_reasoning", "summarization",
-                  "temporal_comparison", "comparative_analysis"}
+QUESTION_TYPES = {
+    "factual_retrieval",
+    "comparison",
+    "causal_reasoning",
+    "summarization",
+    "temporal_comparison",
+    "comparative_analysis",
+}
 TEXT_SOURCE = re.compile(r"/(\w+)_database/(\d+)_id_\d+_pg(\d+)(?:_pg(\d+))?\.txt$")
 FIGURE_SOURCE = re.compile(r"/(\w+)_figures/(\d+)/(figure|table)-(\d+)-\d+\.jpg$")
 
@@ -184,8 +190,7 @@ def test_unidoc_gold_covers_every_answer_type_per_domain():
 
 # --------------------------------------------------------------------------- futurepedia gold
 
-SCRIPTS = {"zh": r"[\u4e00-\u9fff]", "ja": r"[\u3040-\u30ff\u4e00-\u9fff]", "ko": r"[\uac00-\ud7a3]",
-           "ar": r"[\u0600-\u06ff]"}
+SCRIPTS = {"zh": r"[\u4e00-\u9fff]", "ja": r"[\u3040-\u30ff\u4e00-\u9fff]", "ko": r"[\uac00-\ud7a3]", "ar": r"[\u0600-\u06ff]"}
 
 
 def test_futurepedia_gold_schema():
@@ -346,8 +351,7 @@ def unidoc_recall(gold: dict[str, dict], records: list[dict]) -> dict[str, float
                     m = FIGURE_SOURCE.search(source)
                     contexts.add((m.group(2), int(m.group(4)), int(m.group(4))))
         cands = by_id[qid]["retrieved"][:10] if qid in by_id else []
-        hit = sum(any(c["doc"] == d and c["pages"][0] <= b and a <= c["pages"][-1] for c in cands)
-                  for d, a, b in contexts)
+        hit = sum(any(c["doc"] == d and c["pages"][0] <= b and a <= c["pages"][-1] for c in cands) for d, a, b in contexts)
         sums[q["answer_type"]] += hit / len(contexts)
         sums["all"] += hit / len(contexts)
     counts = Counter(q["answer_type"] for q in gold.values())
@@ -357,8 +361,11 @@ def unidoc_recall(gold: dict[str, dict], records: list[dict]) -> dict[str, float
 
 def test_unidoc_systems_have_different_strengths():
     gold = unidoc_gold(ASSETS / "gold" / "unidoc")
-    recall = {system["paradigm"] + ("/answers" if "answer" in recs[0] else ""): unidoc_recall(gold, recs)
-              for _, system, recs in submissions("unidoc") if len(recs) == len(gold)}
+    recall = {
+        system["paradigm"] + ("/answers" if "answer" in recs[0] else ""): unidoc_recall(gold, recs)
+        for _, system, recs in submissions("unidoc")
+        if len(recs) == len(gold)
+    }
     text, image = recall["text/answers"], recall["image/answers"]
     assert text["text_only"] > text["image_only"] + 0.4
     assert image["image_only"] > image["text_only"] + 0.1
@@ -389,14 +396,14 @@ def _listing(value) -> str:
 
 
 def test_futurepedia_english_bias_shows():
-    gold = {r["id"]: r for r in json.loads(
-        (ASSETS / "gold" / "futurepedia" / "demo_answers.json").read_text(encoding="utf-8"))}
+    gold = {r["id"]: r for r in json.loads((ASSETS / "gold" / "futurepedia" / "demo_answers.json").read_text(encoding="utf-8"))}
     english_answers = {}
     for _, system, records in submissions("futurepedia"):
         selection = [r for r in records if r["task"] == "selection"]
         if selection:
             english_answers[system["name"]] = sum(
-                _listing(gold[r["id"]]["new_ans"]["en"]["en"]) in r["prediction"] for r in selection) / len(selection)
+                _listing(gold[r["id"]]["new_ans"]["en"]["en"]) in r["prediction"] for r in selection
+            ) / len(selection)
     biased = max(english_answers, key=english_answers.get)
     assert "EN-Pivot" in biased and english_answers[biased] > 1.5 * sorted(english_answers.values())[-2]
 
@@ -444,8 +451,7 @@ def test_bench_gold_sizes(tmp_path):
     gold = unidoc_gold(path)
     counts = Counter(qid.rsplit("-", 1)[0] for qid in gold)
     assert counts == Counter(demo.UNIDOC_DOMAINS) and len(gold) == 1742
-    assert {qid for qid, q in gold.items() if isinstance(q["complete_answer"], dict)} == {
-        "education-0104", "healthcare-0060"}
+    assert {qid for qid, q in gold.items() if isinstance(q["complete_answer"], dict)} == {"education-0104", "healthcare-0060"}
     path = demo.make_gold("futurepedia", tmp_path / "futurepedia", size="bench")
     assert len(json.loads(path.read_text(encoding="utf-8"))) == 197
     qrels = read_qrels(demo.make_gold("vdr", tmp_path / "vdr", size="bench"))
@@ -468,8 +474,11 @@ def test_every_track_has_a_demo_generator():
 
 def test_an_unknown_track_is_an_error_not_another_tracks_data(tmp_path):
     # Before the registry, a track without a generator of its own silently got vdr submissions.
-    for call in (lambda: demo.make_gold("nope", tmp_path), lambda: demo.make_submissions("nope", tmp_path, 1),
-                 lambda: demo.make_submissions("nope", tmp_path, 1, questions_per_domain=2)):
+    for call in (
+        lambda: demo.make_gold("nope", tmp_path),
+        lambda: demo.make_submissions("nope", tmp_path, 1),
+        lambda: demo.make_submissions("nope", tmp_path, 1, questions_per_domain=2),
+    ):
         with pytest.raises(ValueError, match="no demo generator for track 'nope'"):
             call()
     assert not any(tmp_path.iterdir())
@@ -486,8 +495,14 @@ def _toy_submissions(gold: Path, exts: list[str], rng, seed: int) -> list[tuple[
 
 def test_a_registered_generator_is_looked_up_by_its_track(tmp_path, monkeypatch):
     monkeypatch.setattr(demo, "GENERATORS", dict(demo.GENERATORS))  # keep the registration inside this test
-    toy = DemoGenerator("toy", _toy_gold, lambda gold, seed: [("toy-system.jsonl", b"{}\n")], _toy_submissions,
-                        benchmark="Toy-Bench", gold_layout="`gold/toy/toy.json`: one toy file")
+    toy = DemoGenerator(
+        "toy",
+        _toy_gold,
+        lambda gold, seed: [("toy-system.jsonl", b"{}\n")],
+        _toy_submissions,
+        benchmark="Toy-Bench",
+        gold_layout="`gold/toy/toy.json`: one toy file",
+    )
     assert demo.register(toy) is toy
     with pytest.raises(ValueError, match="already registered"):
         demo.register(toy)
@@ -500,8 +515,14 @@ def test_a_registered_generator_is_looked_up_by_its_track(tmp_path, monkeypatch)
     assert_same_tree(tmp_path / "gold" / "vdr", ASSETS / "gold" / "vdr")  # the other tracks are untouched
     gold = demo.make_gold("toy", tmp_path / "bench", 4, size="bench")
     subs = demo.make_submissions("toy", gold, 6, seed=4)
-    assert [name for name, _ in subs] == ["toy-0.json", "toy-1.jsonl", "toy-2.jsonl", "toy-3.jsonl", "toy-4.jsonl",
-                                          "toy-5.jsonl.gz"]
+    assert [name for name, _ in subs] == [
+        "toy-0.json",
+        "toy-1.jsonl",
+        "toy-2.jsonl",
+        "toy-3.jsonl",
+        "toy-4.jsonl",
+        "toy-5.jsonl.gz",
+    ]
     assert subs == demo.make_submissions("toy", gold, 6, seed=4) != demo.make_submissions("toy", gold, 6, seed=5)
     with pytest.raises(ValueError, match="questions_per_domain does not apply to the toy track"):
         demo.make_submissions("toy", gold, 1, questions_per_domain=2)
@@ -517,8 +538,12 @@ def test_generated_gold_uses_the_tracks_published_lists():
         answer_types = {unidoc_track.ANSWER_TYPE_NAME[q["answer_type"]] for q in questions}
         assert answer_types == set(unidoc_track.ANSWER_TYPES), domain
     assert demo.LANGS == fp_track.LANGS
-    for table in (demo.futurepedia._ADJECTIVES, demo.futurepedia._NOUNS, demo.futurepedia._TYPES,
-                  *demo.futurepedia._CATEGORIES.values()):
+    for table in (
+        demo.futurepedia._ADJECTIVES,
+        demo.futurepedia._NOUNS,
+        demo.futurepedia._TYPES,
+        *demo.futurepedia._CATEGORIES.values(),
+    ):
         assert all(len(row) == len(fp_track.LANGS) for row in table)  # one word per track language
     tasks = {t for _, system, _ in submissions("futurepedia") for t in system["tasks"]}
     assert tasks == set(fp_track.TASKS)

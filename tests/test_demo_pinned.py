@@ -28,13 +28,25 @@ N_DEMO_SUBMISSIONS = 12
 N_BENCH_SUBMISSIONS = {"unidoc": 6, "futurepedia": 6, "vdr": 1}
 
 PINNED = {  # computed with the pre-split leaderboard/demo.py (see the docstring)
-    "unidoc": {"demo_gold": "46e2491a16f6957a92641426", "demo_submissions": "4b46e457884080f97f2bf922",
-               "bench_gold": "e20476a111c9c529e3e3e22a", "bench_submissions": "b2905152f57fabf8de591123",
-               "bench_submissions_4_per_domain": "0b6613fe7f5348906501d758"},
-    "futurepedia": {"demo_gold": "66237f4ce1273bd62fd029d3", "demo_submissions": "6c7bb934180bdbbc4b472708",
-                    "bench_gold": "0e1e05985d71d09c84d6cb43", "bench_submissions": "a1062c24ffe091071fca56e5"},
-    "vdr": {"demo_gold": "d4863c2ee17aa71d9b319c9f", "demo_submissions": "9a661b8232e1e8ad5729fc48",
-            "bench_gold": "8767cc65c6a9e4a03d75f456", "bench_submissions": "b5f67e6706ca468aeaefeb5a"},
+    "unidoc": {
+        "demo_gold": "46e2491a16f6957a92641426",
+        "demo_submissions": "4b46e457884080f97f2bf922",
+        "bench_gold": "e20476a111c9c529e3e3e22a",
+        "bench_submissions": "b2905152f57fabf8de591123",
+        "bench_submissions_4_per_domain": "0b6613fe7f5348906501d758",
+    },
+    "futurepedia": {
+        "demo_gold": "66237f4ce1273bd62fd029d3",
+        "demo_submissions": "6c7bb934180bdbbc4b472708",
+        "bench_gold": "0e1e05985d71d09c84d6cb43",
+        "bench_submissions": "a1062c24ffe091071fca56e5",
+    },
+    "vdr": {
+        "demo_gold": "d4863c2ee17aa71d9b319c9f",
+        "demo_submissions": "9a661b8232e1e8ad5729fc48",
+        "bench_gold": "8767cc65c6a9e4a03d75f456",
+        "bench_submissions": "b5f67e6706ca468aeaefeb5a",
+    },
 }
 
 
@@ -59,7 +71,8 @@ def generation_digests(track: str, tmp: Path) -> dict[str, str]:
         out[f"{size}_submissions"] = digest(demo.make_submissions(track, gold, n, SEED))
     if track == "unidoc":
         out["bench_submissions_4_per_domain"] = digest(
-            demo.make_submissions(track, tmp / "bench" / track, 3, SEED, questions_per_domain=4))
+            demo.make_submissions(track, tmp / "bench" / track, 3, SEED, questions_per_domain=4)
+        )
     return out
 
 

@@ -66,8 +66,7 @@ def test_gzipped_reformatted_copies_are_duplicates_and_the_earliest_ranks(tmp_pa
     data = fresh_run(seed=22)
     # the later stamp is the original; the earlier one a reformatted, gzipped copy by someone else
     place_submission(tmp_path, "unidoc", "carol", data, "json", stamp="20260105T000000Z")
-    place_submission(tmp_path, "unidoc", "dave", gzip.compress(reshuffled(data, "Copy")), "json.gz",
-                     stamp="20260103T000000Z")
+    place_submission(tmp_path, "unidoc", "dave", gzip.compress(reshuffled(data, "Copy")), "json.gz", stamp="20260103T000000Z")
     place_submission(tmp_path, "unidoc", "erin", data + b"\n", "json", stamp="20260104T000000Z")
     board = local_board(tmp_path)
     by_user = {e.user: e for e in board.entries("unidoc")}
@@ -85,8 +84,11 @@ def test_resubmitting_the_same_predictions_is_refused_with_the_earlier_id(tmp_pa
     place_submission(tmp_path, "unidoc", "frank", data, "json")  # arrived by direct upload
     board = local_board(tmp_path)
     earlier = next(e for e in board.entries("unidoc") if e.user == "frank")
-    again, name = {"gzip": (gzip.compress(data), "run.json.gz"), "trailing newline": (data + b"\n", "run.json"),
-                   "reformatted": (reshuffled(data, "Brand new name"), "run.json")}[variant]
+    again, name = {
+        "gzip": (gzip.compress(data), "run.json.gz"),
+        "trailing newline": (data + b"\n", "run.json"),
+        "reformatted": (reshuffled(data, "Brand new name"), "run.json"),
+    }[variant]
     before = len(board.entries())
     for user in ("frank", "grace"):  # the owner and anybody else alike
         status = board.submit(user=user, track="unidoc", filename=name, data=again, metadata={})
@@ -110,10 +112,16 @@ def test_an_app_submission_repeated_by_direct_upload_is_marked(tmp_path):
 def test_duplicates_at_two_paths_of_the_hub_repo(fake_hub, tmp_path):  # noqa: F811
     data = fresh_run("vdr", seed=25)
     fake_hub.create_repo("org/subs", repo_type="dataset")
-    fake_hub.commit("org/subs", {"submissions/vdr/alice/20260101T000000Z-aaaaaaaaaaaa.json": data,
-                                 "submissions/vdr/bob/20260201T000000Z-bbbbbbbbbbbb.json.gz": gzip.compress(data)})
-    settings = StoreSettings(submissions_repo="org/subs", hf_token=FAKE_TOKEN, hf_endpoint=fake_hub.url,
-                             data_dir=tmp_path, hub_timeout=5)
+    fake_hub.commit(
+        "org/subs",
+        {
+            "submissions/vdr/alice/20260101T000000Z-aaaaaaaaaaaa.json": data,
+            "submissions/vdr/bob/20260201T000000Z-bbbbbbbbbbbb.json.gz": gzip.compress(data),
+        },
+    )
+    settings = StoreSettings(
+        submissions_repo="org/subs", hf_token=FAKE_TOKEN, hf_endpoint=fake_hub.url, data_dir=tmp_path, hub_timeout=5
+    )
     board = Board(Settings(data_dir=tmp_path, judge="none"), settings).start(background=False)
     alice, bob = sorted(board.entries("vdr"), key=lambda e: e.user)
     assert alice.status == bob.status == "scored"
@@ -132,19 +140,16 @@ def test_another_owners_name_is_refused_and_the_owners_new_version_accepted(tmp_
     doc = json.loads(fresh_run(seed=26))
     for spelled in (taken, taken.upper(), "  " + taken.replace(" ", "   ") + " "):
         doc["system"]["name"] = spelled
-        status = board.submit(user="mallory", track="unidoc", filename="x.json", data=json.dumps(doc).encode(),
-                              metadata={})
+        status = board.submit(user="mallory", track="unidoc", filename="x.json", data=json.dumps(doc).encode(), metadata={})
         assert status.state == "invalid" and "name is taken" in status.message
         assert f"{taken!r}" in status.errors[0] or taken.upper() in status.errors[0]
         assert "demo" in status.errors[0] and demo_entry.id in status.errors[0]
 
     doc["system"]["name"] = "Mallory's own system"
-    assert board.submit(user="mallory", track="unidoc", filename="a.json", data=json.dumps(doc).encode(),
-                        metadata={}).ok
+    assert board.submit(user="mallory", track="unidoc", filename="a.json", data=json.dumps(doc).encode(), metadata={}).ok
     doc2 = json.loads(fresh_run(seed=27))
     doc2["system"]["name"] = "MALLORY'S OWN  SYSTEM"  # the same owner's next version under the same name
-    assert board.submit(user="mallory", track="unidoc", filename="b.json", data=json.dumps(doc2).encode(),
-                        metadata={}).ok
+    assert board.submit(user="mallory", track="unidoc", filename="b.json", data=json.dumps(doc2).encode(), metadata={}).ok
     # the same name on another track is someone else's business
     vdr = json.loads(fresh_run("vdr", seed=27))
     vdr["system"]["name"] = taken

@@ -67,8 +67,11 @@ def test_mutated_files_get_the_same_verdict_on_both_paths(track, data):
     raw = bytearray(_small(SAMPLES[track], 4))
     for _ in range(data.draw(st.integers(1, 3))):
         pos = data.draw(st.integers(0, len(raw) - 1))
-        raw[pos:pos + data.draw(st.integers(0, 3))] = data.draw(st.sampled_from(
-            [b"", b"0", b"-1", b"1e999", b"null", b'"', b"true", b"[]", b"{}", b",", b"1.5", b"\n", b" ", b"9" * 25]))
+        raw[pos : pos + data.draw(st.integers(0, 3))] = data.draw(
+            st.sampled_from(
+                [b"", b"0", b"-1", b"1e999", b"null", b'"', b"true", b"[]", b"{}", b",", b"1.5", b"\n", b" ", b"9" * 25]
+            )
+        )
     name = "s.jsonl"
     fast = scoring.check(bytes(raw), name)
     original = scoring.fast_parse

@@ -57,8 +57,9 @@ def warnings_about(caplog, text: str) -> list[str]:
 
 def assert_detail_and_compare_work(board: Board, e, other) -> None:
     units = board.units(e)
-    assert units and all(len(v) == len(scoring.TRACKS[e.summary["track"]].units(board.gold(e.summary["track"]), k).ids)
-                         for k, v in units.items())
+    assert units and all(
+        len(v) == len(scoring.TRACKS[e.summary["track"]].units(board.gold(e.summary["track"]), k).ids) for k, v in units.items()
+    )
     html, _, unit_rows = views.detail(board, e.id)
     assert e.name in html and len(unit_rows) > 0
     result = board.compare(e.id, other.id)
@@ -168,17 +169,35 @@ GOLD = "The plant produced 40 GWh in 2023. Output rose by 5 percent."
 
 
 def _items() -> list[JudgeItem]:
-    return [JudgeItem(qid=f"energy-{i}", question=Q, gold_answer=GOLD, evidence_facts=["Output rose by 5 percent."],
-                      response=f"The plant produced 40 GWh in 2023. Reply {i}.") for i in range(3)]
+    return [
+        JudgeItem(
+            qid=f"energy-{i}",
+            question=Q,
+            gold_answer=GOLD,
+            evidence_facts=["Output rose by 5 percent."],
+            response=f"The plant produced 40 GWh in 2023. Reply {i}.",
+        )
+        for i in range(3)
+    ]
 
 
-@pytest.mark.parametrize("garbage", ["truncated", "not an object", "nested too deeply", "facts and flags differ",
-                                     "another question's verdict"])
+@pytest.mark.parametrize(
+    "garbage", ["truncated", "not an object", "nested too deeply", "facts and flags differ", "another question's verdict"]
+)
 def test_a_garbage_judge_cache_entry_is_judged_again_and_rewritten(tmp_path, caplog, garbage):
     with FakeOpenAI() as fake:
+
         def judge():
-            return make_judge("openai", cache_dir=tmp_path / "judge", model="fake-judge", base_url=fake.base_url,
-                              api_key="test-key", backoff_base=0.001, backoff_max=0.01, timeout=5.0)
+            return make_judge(
+                "openai",
+                cache_dir=tmp_path / "judge",
+                model="fake-judge",
+                base_url=fake.base_url,
+                api_key="test-key",
+                backoff_base=0.001,
+                backoff_max=0.01,
+                timeout=5.0,
+            )
 
         items = _items()
         first = judge().judge_many(items)
@@ -218,8 +237,14 @@ def hub_setup(fake_hub, tmp_path):  # noqa: F811
     fake_hub.create_repo("org/results", repo_type="dataset")
     files = sorted((DEMO / "unidoc").glob("*.jsonl"))[:3]
     fake_hub.commit("org/subs", {f"submissions/unidoc/demo/{p.name}": p.read_bytes() for p in files})
-    settings = StoreSettings(submissions_repo="org/subs", results_repo="org/results", hf_token=FAKE_TOKEN,
-                             hf_endpoint=fake_hub.url, data_dir=tmp_path / "a", hub_timeout=5)
+    settings = StoreSettings(
+        submissions_repo="org/subs",
+        results_repo="org/results",
+        hf_token=FAKE_TOKEN,
+        hf_endpoint=fake_hub.url,
+        data_dir=tmp_path / "a",
+        hub_timeout=5,
+    )
 
     def board(data_dir: Path = tmp_path / "a") -> Board:
         s = StoreSettings(**{**settings.__dict__, "data_dir": data_dir})
@@ -267,7 +292,8 @@ def test_a_submission_file_damaged_in_the_download_cache_is_fetched_again(hub_se
 
 
 def test_bad_results_pulled_from_the_results_repo_are_skipped_and_those_submissions_rescored(
-        hub_setup, tmp_path, monkeypatch, caplog):
+    hub_setup, tmp_path, monkeypatch, caplog
+):
     hub, board = hub_setup
     first = board()
     before = snapshot_of(first)
@@ -275,15 +301,19 @@ def test_bad_results_pulled_from_the_results_repo_are_skipped_and_those_submissi
     published = hub.files("org/results")
     assert f"results/{a.key}.json" in published and f"results/{b.key}.npz" in published
     good_json = published[f"results/{a.key}.json"]
-    hub.commit("org/results", {
-        f"results/{a.key}.json": good_json[: len(good_json) // 2],  # truncated
-        f"results/{b.key}.npz": published[f"results/{b.key}.npz"][:100],  # truncated
-        f"results/{c.key}.json": good_json,  # another submission's summary under c's name
-    })
+    hub.commit(
+        "org/results",
+        {
+            f"results/{a.key}.json": good_json[: len(good_json) // 2],  # truncated
+            f"results/{b.key}.npz": published[f"results/{b.key}.npz"][:100],  # truncated
+            f"results/{c.key}.json": good_json,  # another submission's summary under c's name
+        },
+    )
     rescored = []
     real = scoring.score_bytes
-    monkeypatch.setattr(scoring, "score_bytes", lambda data, *a_, **k: rescored.append(scoring.content_hash(data))
-                        or real(data, *a_, **k))
+    monkeypatch.setattr(
+        scoring, "score_bytes", lambda data, *a_, **k: rescored.append(scoring.content_hash(data)) or real(data, *a_, **k)
+    )
     caplog.set_level(logging.WARNING)
     fresh = board(tmp_path / "fresh")  # a new Space: its results come from RESULTS_REPO
     assert snapshot_of(fresh) == before

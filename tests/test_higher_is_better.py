@@ -16,8 +16,10 @@ class ToyTrack(Track):
     name = "toy"
     title = "Toy"
     description = "Toy track for direction tests."
-    metrics = (Metric("accuracy", "Accuracy", "Share right."),
-               Metric("latency", "Latency", "Seconds per answer.", higher_is_better=False))
+    metrics = (
+        Metric("accuracy", "Accuracy", "Share right."),
+        Metric("latency", "Latency", "Seconds per answer.", higher_is_better=False),
+    )
     rank_by = "latency"
     axes = ()
     system_fields = (SystemField("name", "System", required=True),)
@@ -49,9 +51,13 @@ TOY = ToyTrack()
 
 
 def entry(name: str, latency: float, low: float, high: float, accuracy: float) -> Entry:
-    summary = {"track": "toy", "status": "scored", "system": {"name": name},
-               "overall": {"latency": latency, "accuracy": accuracy},
-               "ci": {"latency": [low, high], "accuracy": [accuracy - 0.01, accuracy + 0.01]}}
+    summary = {
+        "track": "toy",
+        "status": "scored",
+        "system": {"name": name},
+        "overall": {"latency": latency, "accuracy": accuracy},
+        "ci": {"latency": [low, high], "accuracy": [accuracy - 0.01, accuracy + 0.01]},
+    }
     return Entry(id=name, path=f"{name}.json", summary=summary, status="scored", sha256=name)
 
 

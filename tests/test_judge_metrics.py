@@ -17,9 +17,16 @@ from leaderboard.metrics.judged import (
 
 def verdict(gold: list[bool], resp: list[bool], failure: str | None = None) -> Verdict:
     return Verdict(
-        judge="openai:m", judge_model="m", prompt_version="v", qid="finance-0007", response_sha256="0" * 64,
-        gold_facts=[f"g{i}" for i in range(len(gold))], gold_fact_supported=gold,
-        response_facts=[f"r{i}" for i in range(len(resp))], response_fact_supported=resp, failure=failure,
+        judge="openai:m",
+        judge_model="m",
+        prompt_version="v",
+        qid="finance-0007",
+        response_sha256="0" * 64,
+        gold_facts=[f"g{i}" for i in range(len(gold))],
+        gold_fact_supported=gold,
+        response_facts=[f"r{i}" for i in range(len(resp))],
+        response_fact_supported=resp,
+        failure=failure,
     )
 
 

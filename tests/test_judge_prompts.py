@@ -30,7 +30,8 @@ def fingerprint() -> str:
 
 def test_prompt_changes_require_a_version_bump():
     assert PINNED.get(prompts.PROMPT_VERSION) == fingerprint(), (
-        "prompts changed: bump PROMPT_VERSION and pin the new fingerprint " + fingerprint())
+        "prompts changed: bump PROMPT_VERSION and pin the new fingerprint " + fingerprint()
+    )
 
 
 def test_untrusted_text_cannot_leave_its_data_block():
@@ -66,16 +67,19 @@ def test_gold_reply_parsing_is_strict(content):
 def test_check_reply_needs_every_id_exactly_once():
     ok = {"response_facts": ["a", " "], "gold_facts": [{"id": 2, "stated": False}, {"id": 1, "stated": True}]}
     assert replies.response_check(replies.parse_json_object(json.dumps(ok), prompts.RESPONSE_CHECK_SCHEMA), 2) == (
-        ["a"], [True, False])
-    for gold in ([{"id": 1, "stated": True}],
-                 [{"id": 1, "stated": True}, {"id": 1, "stated": False}],
-                 [{"id": 1, "stated": True}, {"id": 3, "stated": False}]):
+        ["a"],
+        [True, False],
+    )
+    for gold in (
+        [{"id": 1, "stated": True}],
+        [{"id": 1, "stated": True}, {"id": 1, "stated": False}],
+        [{"id": 1, "stated": True}, {"id": 3, "stated": False}],
+    ):
         with pytest.raises(MalformedReply):
             replies.response_check({"response_facts": [], "gold_facts": gold}, 2)
     for entry in ({"id": 1, "stated": 1}, {"id": True, "stated": True}, {"id": 1}):
         with pytest.raises(MalformedReply):
-            replies.parse_json_object(json.dumps({"response_facts": [], "gold_facts": [entry]}),
-                                      prompts.RESPONSE_CHECK_SCHEMA)
+            replies.parse_json_object(json.dumps({"response_facts": [], "gold_facts": [entry]}), prompts.RESPONSE_CHECK_SCHEMA)
 
 
 def test_schema_checker_refuses_keywords_it_does_not_enforce():
@@ -88,9 +92,18 @@ def _item(response: str = "r") -> JudgeItem:
 
 
 def _verdict(it: JudgeItem, judge: str = "openai:m") -> Verdict:
-    return Verdict(judge=judge, judge_model="m", prompt_version=prompts.PROMPT_VERSION, qid=it.qid,
-                   response_sha256=it.response_sha256, gold_sha256=it.gold_sha256, gold_facts=["g"],
-                   gold_fact_supported=[True], response_facts=["r"], response_fact_supported=[False])
+    return Verdict(
+        judge=judge,
+        judge_model="m",
+        prompt_version=prompts.PROMPT_VERSION,
+        qid=it.qid,
+        response_sha256=it.response_sha256,
+        gold_sha256=it.gold_sha256,
+        gold_facts=["g"],
+        gold_fact_supported=[True],
+        response_facts=["r"],
+        response_fact_supported=[False],
+    )
 
 
 def test_cache_round_trip_and_defensive_misses(tmp_path):
@@ -99,8 +112,10 @@ def test_cache_round_trip_and_defensive_misses(tmp_path):
     cache.put_verdict(_verdict(it))
     assert cache.get_verdict(it.qid, it.response_sha256, it.gold_sha256) == _verdict(it)
     assert cache.get_verdict(it.qid, it.response_sha256, "other-gold") is None  # gold changed
-    assert JudgeCache(tmp_path, "openai:other", prompts.PROMPT_VERSION).get_verdict(
-        it.qid, it.response_sha256, it.gold_sha256) is None  # another judge never sees it
+    assert (
+        JudgeCache(tmp_path, "openai:other", prompts.PROMPT_VERSION).get_verdict(it.qid, it.response_sha256, it.gold_sha256)
+        is None
+    )  # another judge never sees it
     path = next(tmp_path.rglob(f"{it.response_sha256}.json"))
     path.write_text("{truncated")
     assert cache.get_verdict(it.qid, it.response_sha256, it.gold_sha256) is None  # corrupt file: a miss

@@ -27,8 +27,12 @@ LIMITS = {name: TRACKS[name].limits(g) for name, g in GOLD.items()}
 SYSTEMS = {
     "unidoc": {"name": "s", "paradigm": "text"},
     "futurepedia": {"name": "s"},
-    "vdr": {"name": "s", "model": "m", "method": "none",
-            "storage": {ds: {"vectors": 1, "vectors_uncompressed": 2} for ds in GOLD["vdr"].qrels}},
+    "vdr": {
+        "name": "s",
+        "model": "m",
+        "method": "none",
+        "storage": {ds: {"vectors": 1, "vectors_uncompressed": 2} for ds in GOLD["vdr"].qrels},
+    },
 }
 DS = sorted(GOLD["vdr"].judged)[0]
 RECORDS = {
@@ -37,17 +41,18 @@ RECORDS = {
     "vdr": {"dataset": DS, "query_id": GOLD["vdr"].judged[DS][0], "ranking": [{"doc": "a", "score": 1.0}]},
 }
 
-PEAK = ("import atexit, resource, sys\n"
-        "atexit.register(lambda: print('PEAK_MB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr))\n"
-        "from leaderboard.cli import main\n"
-        "main(sys.argv[1:])\n")
+PEAK = (
+    "import atexit, resource, sys\n"
+    "atexit.register(lambda: print('PEAK_MB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr))\n"
+    "from leaderboard.cli import main\n"
+    "main(sys.argv[1:])\n"
+)
 
 
 def cli(*args: str) -> tuple[int, str, int]:
     """(exit code, stderr without the peak line, peak RSS in MB) of `python -m leaderboard ARGS` in a child."""
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", PEAK, *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run([sys.executable, "-c", PEAK, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     lines = proc.stderr.splitlines()
     peak = next(int(line.split()[1]) for line in lines if line.startswith("PEAK_MB"))
     return proc.returncode, "\n".join(line for line in lines if not line.startswith("PEAK_MB")), peak
@@ -152,17 +157,25 @@ def test_limits_follow_the_gold():
 
 # ---- nesting depth --------------------------------------------------------------------------------
 
+
 def nested(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
-@pytest.mark.parametrize("name, content", [
-    ("deep.json", nested(100_000)),
-    ("deep.json", '{"track": "unidoc", "system": {"name": "s", "paradigm": "text"}, "predictions": [' + nested(100_000) + "]}"),
-    ("deep.jsonl", nested(100_000)),
-    ("deep.jsonl", header("unidoc").decode() + "\n" + nested(100_000) + "\n"),
-    ("deep.jsonl", '{"track": "unidoc", "system": {"name": ' + nested(100_000) + "}}\n"),
-], ids=["json-whole", "json-record", "jsonl-whole", "jsonl-record", "jsonl-header"])
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("deep.json", nested(100_000)),
+        (
+            "deep.json",
+            '{"track": "unidoc", "system": {"name": "s", "paradigm": "text"}, "predictions": [' + nested(100_000) + "]}",
+        ),
+        ("deep.jsonl", nested(100_000)),
+        ("deep.jsonl", header("unidoc").decode() + "\n" + nested(100_000) + "\n"),
+        ("deep.jsonl", '{"track": "unidoc", "system": {"name": ' + nested(100_000) + "}}\n"),
+    ],
+    ids=["json-whole", "json-record", "jsonl-whole", "jsonl-record", "jsonl-header"],
+)
 def test_a_100k_deep_array_is_a_precise_error(tmp_path, name, content):
     checked = check(content.encode(), name)
     assert not checked.ok and any("nested deeper than 64 levels" in e for e in checked.errors), checked.errors
@@ -183,7 +196,9 @@ def test_depth_64_is_read_and_65_is_refused(kind):
         if kind == "jsonl":
             return header("unidoc") + b"\n" + json.dumps(record_with_depth(depth)).encode()
         # in a .json envelope a record is two levels down (object, predictions array)
-        return json.dumps({"track": "unidoc", "system": SYSTEMS["unidoc"], "predictions": [record_with_depth(depth - 2)]}).encode()
+        return json.dumps(
+            {"track": "unidoc", "system": SYSTEMS["unidoc"], "predictions": [record_with_depth(depth - 2)]}
+        ).encode()
 
     assert check(make(64), f"s.{kind}").ok
     refused = check(make(65), f"s.{kind}")
@@ -198,10 +213,20 @@ def test_a_deep_line_does_not_hide_the_others():
 
 # ---- every problem listed, and the true total -----------------------------------------------------
 
+
 def test_three_broken_lines_and_two_semantic_errors_are_all_listed(tmp_path):
     good = [json.dumps({**RECORDS["unidoc"], "id": q.qid}) for q in GOLD["unidoc"].questions[:3]]
-    lines = [header("unidoc").decode(), good[0], '{"id": "broken', json.dumps({**RECORDS["unidoc"], "id": "nope-1"}),
-             "[1, 2", good[1], "}", json.dumps({**RECORDS["unidoc"], "id": GOLD["unidoc"].questions[1].qid}), good[2]]
+    lines = [
+        header("unidoc").decode(),
+        good[0],
+        '{"id": "broken',
+        json.dumps({**RECORDS["unidoc"], "id": "nope-1"}),
+        "[1, 2",
+        good[1],
+        "}",
+        json.dumps({**RECORDS["unidoc"], "id": GOLD["unidoc"].questions[1].qid}),
+        good[2],
+    ]
     path = tmp_path / "five.jsonl"
     path.write_text("\n".join(lines) + "\n")
     code, err, _ = cli("validate", str(path))
@@ -234,6 +259,7 @@ def test_the_total_counts_problems_not_lines():
 
 # ---- text lengths ------------------------------------------------------------------------------------
 
+
 def one_record(track: str, **fields) -> bytes:
     return header(track) + b"\n" + json.dumps({**RECORDS[track], **fields}).encode()
 
@@ -242,27 +268,31 @@ def vdr_doc(doc: str) -> dict:
     return {"ranking": [{"doc": doc, "score": 1.0}]}
 
 
-@pytest.mark.parametrize("track, fields, limit, where", [
-    ("unidoc", {"answer": "a" * 32_768}, 32_768, "answer"),
-    ("futurepedia", {"prediction": "p" * 32_768}, 32_768, "prediction"),
-    ("unidoc", {"retrieved": [{"doc": "d" * 200, "pages": [1]}]}, 200, "doc"),
-    ("vdr", vdr_doc("d" * 200), 200, "doc"),
-])
+@pytest.mark.parametrize(
+    "track, fields, limit, where",
+    [
+        ("unidoc", {"answer": "a" * 32_768}, 32_768, "answer"),
+        ("futurepedia", {"prediction": "p" * 32_768}, 32_768, "prediction"),
+        ("unidoc", {"retrieved": [{"doc": "d" * 200, "pages": [1]}]}, 200, "doc"),
+        ("vdr", vdr_doc("d" * 200), 200, "doc"),
+    ],
+)
 def test_text_at_its_limit_passes_and_one_more_character_is_refused(track, fields, limit, where, monkeypatch):
     import leaderboard.scoring as scoring
 
     assert check(one_record(track, **fields), "s.jsonl").ok
     key, value = next(iter(fields.items()))
-    longer = json.loads(json.dumps(value).replace("a" * 5, "a" * 6, 1).replace("p" * 5, "p" * 6, 1)
-                        .replace("d" * 5, "d" * 6, 1))
+    longer = json.loads(json.dumps(value).replace("a" * 5, "a" * 6, 1).replace("p" * 5, "p" * 6, 1).replace("d" * 5, "d" * 6, 1))
     data = one_record(track, **{key: longer})
     for path in ("fast", "generic"):
         with monkeypatch.context() as m:
             if path == "generic":
                 m.setattr(scoring, "fast_parse", lambda *a, **k: None)
             checked = check(data, "s.jsonl")
-        assert not checked.ok and any(f"at most {limit:,} characters" in e and where in e for e in checked.errors), \
-            (path, checked.errors)
+        assert not checked.ok and any(f"at most {limit:,} characters" in e and where in e for e in checked.errors), (
+            path,
+            checked.errors,
+        )
 
 
 @pytest.mark.parametrize("track, field", [("unidoc", "id"), ("vdr", "dataset"), ("vdr", "query_id")])
@@ -273,6 +303,7 @@ def test_ids_over_200_characters_are_refused_before_lookup(track, field):
 
 
 # ---- the value count: exact about strings, whatever the chunking -----------------------------------
+
 
 def decoder_marks(text: str, lines: bool) -> int:
     """Commas, colons, openers and newlines a decoder acts on, counted character by character.
@@ -313,9 +344,12 @@ def test_values_outside_strings_are_counted_exactly_across_chunks(chunk, monkeyp
     rng = random.Random(chunk)
     for _ in range(1500):
         noise = "".join(rng.choice('ab",:{[\\\n ') for _ in range(rng.randint(0, 60)))  # mostly broken JSON
-        tokens = [('"' + "".join(rng.choice(["a", ",", ":", "{", "[", "\\\\", '\\"', " "]) for _ in range(rng.randint(0, 6))) + '"')
-                  if rng.random() < 0.4 else rng.choice([",", ":", "{", "[", "1", " ", "\n", "}", "]"])
-                  for _ in range(rng.randint(0, 12))]
+        tokens = [
+            ('"' + "".join(rng.choice(["a", ",", ":", "{", "[", "\\\\", '\\"', " "]) for _ in range(rng.randint(0, 6))) + '"')
+            if rng.random() < 0.4
+            else rng.choice([",", ":", "{", "[", "1", " ", "\n", "}", "]"])
+            for _ in range(rng.randint(0, 12))
+        ]
         wellformed = "".join(tokens)  # strings with escapes, no backslash outside them
         for lines in (True, False):
             # never fewer than a decoder could build (memory stays bounded); exact on well-formed text

@@ -32,8 +32,15 @@ def hub(fake_hub):  # noqa: F811
 
 
 def store_settings(hub, data_dir: Path, timeout: float = TIMEOUT, refresh: float = 0.5) -> StoreSettings:
-    return StoreSettings(submissions_repo="org/subs", results_repo="org/results", hf_token=FAKE_TOKEN,
-                         hf_endpoint=hub.url, data_dir=data_dir, hub_timeout=timeout, refresh_seconds=refresh)
+    return StoreSettings(
+        submissions_repo="org/subs",
+        results_repo="org/results",
+        hf_token=FAKE_TOKEN,
+        hf_endpoint=hub.url,
+        data_dir=data_dir,
+        hub_timeout=timeout,
+        refresh_seconds=refresh,
+    )
 
 
 def board_for(settings: StoreSettings) -> Board:
@@ -82,8 +89,11 @@ def test_start_serves_the_cache_at_once_while_the_hub_is_slow_then_takes_the_new
         assert paths(board) == set(cached)
 
         hub.ok()  # the Hub answers again: the next pull brings the new file and clears the banner
-        wait_for(lambda: [e.status for e in board.entries() if e.path == new_path] == ["scored"], 3 * TIMEOUT,
-                 "the new file, scored, after the Hub answered")
+        wait_for(
+            lambda: [e.status for e in board.entries() if e.path == new_path] == ["scored"],
+            3 * TIMEOUT,
+            "the new file, scored, after the Hub answered",
+        )
         assert board.status()["banner"] is None and paths(board) == {*cached, new_path}
     finally:
         hub.ok()
@@ -162,8 +172,7 @@ def test_a_commit_not_in_the_repo_when_checked_is_not_claimed_as_stored(hub, tmp
     before = set(hub.files("org/subs"))
     hub.slow(TIMEOUT, path_contains="/datasets/org/subs/commit/")  # no answer, and nothing landed yet
     try:
-        status = board.submit(user="dave", track="vdr", filename="run.jsonl", data=VDR_FILES[1].read_bytes(),
-                              metadata={})
+        status = board.submit(user="dave", track="vdr", filename="run.jsonl", data=VDR_FILES[1].read_bytes(), metadata={})
         assert status.state == "unavailable" and "retry" in status.message
         assert not set(hub.files("org/subs")) - before  # checked before the (late) commit landed
     finally:

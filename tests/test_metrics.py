@@ -81,7 +81,9 @@ def test_precision_recall_page_overlap_hand_computed():
     assert (p, r) == (0.0, 0.0)
 
 
-@given(st.lists(st.tuples(st.sampled_from("ab"), st.integers(1, 6), st.integers(0, 3), st.sampled_from([None, "text"])), max_size=14))
+@given(
+    st.lists(st.tuples(st.sampled_from("ab"), st.integers(1, 6), st.integers(0, 3), st.sampled_from([None, "text"])), max_size=14)
+)
 def test_precision_is_true_positives_over_ten(raw):
     cands = [(d, s, s + w, m) for d, s, w, m in raw]
     gold = [("a", 2, 3), ("b", 5, 5)]
@@ -94,8 +96,10 @@ def test_precision_is_true_positives_over_ten(raw):
     assert p == tp / 10 and 0 <= r <= 1
 
 
-@given(st.lists(st.sampled_from([f"d{i}" for i in range(12)]), unique=True, min_size=1, max_size=12),
-       st.sets(st.sampled_from([f"d{i}" for i in range(12)]), min_size=1))
+@given(
+    st.lists(st.sampled_from([f"d{i}" for i in range(12)]), unique=True, min_size=1, max_size=12),
+    st.sets(st.sampled_from([f"d{i}" for i in range(12)]), min_size=1),
+)
 def test_binary_ndcg_equals_seed_recipe(ranked, relevant):
     scores = [float(len(ranked) - i) for i in range(len(ranked))]  # strictly decreasing: the order given
     got = ndcg_at_k(ranked, scores, {d: 1 for d in relevant}, 5)
@@ -177,8 +181,18 @@ def test_paired_test_detects_a_real_difference_and_not_noise():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.sampled_from(["a", "b", "zz"]), st.integers(1, 6), st.integers(0, 2),
-                                   st.sampled_from([None, "text", "image"])), max_size=13), min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["a", "b", "zz"]), st.integers(1, 6), st.integers(0, 2), st.sampled_from([None, "text", "image"])
+            ),
+            max_size=13,
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_batched_unidoc_scoring_equals_the_per_question_function(lists):
     """The vectorised path of the unidoc track gives exactly the scalar definition's numbers."""
     from leaderboard.problems import Problems
@@ -192,8 +206,12 @@ def test_batched_unidoc_scoring_equals_the_per_question_function(lists):
     records = []
     for q, raw in zip(qs, lists):
         doc_of = {"a": q.contexts[0][0], "b": q.contexts[-1][0], "zz": "no-such-doc"}
-        records.append({"id": q.qid, "retrieved": [{"doc": doc_of[d], "pages": [s, s + w], **({"modality": m} if m else {})}
-                                                   for d, s, w, m in raw]})
+        records.append(
+            {
+                "id": q.qid,
+                "retrieved": [{"doc": doc_of[d], "pages": [s, s + w], **({"modality": m} if m else {})} for d, s, w, m in raw],
+            }
+        )
     env = Envelope("unidoc", {}, records, [f"line {i}" for i in range(len(records))], "header")
     problems = Problems()
     run = track.validate(env, gold, problems)

@@ -80,8 +80,9 @@ def test_per_unit_scores_round_trip_through_the_cache(tmp_path):
 
 def test_cli_score_json_has_the_contract_keys():
     f = next(p for p in demo_files() if "/futurepedia/" in p.as_posix())
-    out = subprocess.run([sys.executable, "-m", "leaderboard", "score", str(f), "--json"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "leaderboard", "score", str(f), "--json"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     result = json.loads(out)
     assert {"track", "system", "n", "missing", "overall", "ci", "breakdowns"} <= set(result)
     assert result["track"] == "futurepedia"

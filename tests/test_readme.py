@@ -17,13 +17,16 @@ ROOT = Path(__file__).resolve().parents[1]
 NAME = r"([A-Z][A-Z0-9_]{2,})"
 # Every way the code reads the environment: os.environ.get / [] / setdefault, os.getenv, the settings
 # modules' readers read(env, "X") (through the declarations) and text("X") / env.get("X").
-READS = [re.compile(p) for p in (
-    rf"environ(?:\.get|\.setdefault)?[\[(]\s*[\"']{NAME}[\"']",
-    rf"getenv\(\s*[\"']{NAME}[\"']",
-    rf"\btext\(\s*[\"']{NAME}[\"']\s*\)",
-    rf"\benv\.get\(\s*[\"']{NAME}[\"']",
-    rf"\bread\(\s*env\s*,\s*[\"']{NAME}[\"']",
-)]
+READS = [
+    re.compile(p)
+    for p in (
+        rf"environ(?:\.get|\.setdefault)?[\[(]\s*[\"']{NAME}[\"']",
+        rf"getenv\(\s*[\"']{NAME}[\"']",
+        rf"\btext\(\s*[\"']{NAME}[\"']\s*\)",
+        rf"\benv\.get\(\s*[\"']{NAME}[\"']",
+        rf"\bread\(\s*env\s*,\s*[\"']{NAME}[\"']",
+    )
+]
 # Names built per track, like f"{t.upper()}_GOLD": one variable per track.
 PER_TRACK = re.compile(r"(?:environ\.get|text)\(\s*f[\"']\{[^}]+\}(_[A-Z_]+)[\"']")
 
@@ -58,8 +61,19 @@ def readme_rows() -> dict[str, tuple[str, str]]:
 
 def test_the_scan_finds_reads_of_every_kind():
     read = read_variables()
-    assert {"SUBMISSIONS_REPO", "HUB_TIMEOUT_SECONDS", "JUDGE_CONCURRENCY", "LOG_LEVEL", "GRADIO_SERVER_PORT",
-            "PORT", "SPACE_ID", "OPENAI_BASE_URL", "UNIDOC_GOLD", "VDR_GOLD", "XDG_CACHE_HOME"} <= read
+    assert {
+        "SUBMISSIONS_REPO",
+        "HUB_TIMEOUT_SECONDS",
+        "JUDGE_CONCURRENCY",
+        "LOG_LEVEL",
+        "GRADIO_SERVER_PORT",
+        "PORT",
+        "SPACE_ID",
+        "OPENAI_BASE_URL",
+        "UNIDOC_GOLD",
+        "VDR_GOLD",
+        "XDG_CACHE_HOME",
+    } <= read
 
 
 def test_every_variable_the_code_reads_is_declared_and_every_declared_one_is_read():
@@ -101,9 +115,18 @@ def test_declared_defaults_are_the_settings_defaults():
 
 
 def test_values_are_parsed_as_declared():
-    env = {"SUBMISSIONS_REPO": " org/subs ", "HF_ENDPOINT": "http://127.0.0.1:9/", "LEADERBOARD_DATA_DIR": "~/lb",
-           "SUBMISSIONS_PER_DAY": "7", "HUB_TIMEOUT_SECONDS": "2.5", "JUDGE": "openai", "JUDGE_CONCURRENCY": "9",
-           "ADMIN_USERS": " alice, ,bob ", "STATUS_POLL_SECONDS": "0.5", "JUDGE_MODEL": "  "}
+    env = {
+        "SUBMISSIONS_REPO": " org/subs ",
+        "HF_ENDPOINT": "http://127.0.0.1:9/",
+        "LEADERBOARD_DATA_DIR": "~/lb",
+        "SUBMISSIONS_PER_DAY": "7",
+        "HUB_TIMEOUT_SECONDS": "2.5",
+        "JUDGE": "openai",
+        "JUDGE_CONCURRENCY": "9",
+        "ADMIN_USERS": " alice, ,bob ",
+        "STATUS_POLL_SECONDS": "0.5",
+        "JUDGE_MODEL": "  ",
+    }
     store = StoreSettings.from_env(env)
     assert (store.submissions_repo, store.hf_endpoint) == ("org/subs", "http://127.0.0.1:9")
     assert store.data_dir == Path("~/lb").expanduser() and store.backend == "hub"
@@ -113,13 +136,16 @@ def test_values_are_parsed_as_declared():
     assert (scoring.status_poll_seconds, scoring.judge_model) == (0.5, "gpt-4o-mini")  # blank means unset
 
 
-@pytest.mark.parametrize(("settings", "name", "value", "message"), [
-    (Settings, "JUDGE", "gpt", "JUDGE must be none, lexical or openai"),
-    (Settings, "JUDGE_CONCURRENCY", "0", "JUDGE_CONCURRENCY must be >= 1"),
-    (Settings, "STATUS_POLL_SECONDS", "soon", "STATUS_POLL_SECONDS must be a number"),
-    (StoreSettings, "SUBMISSIONS_PER_DAY", "2.5", "SUBMISSIONS_PER_DAY must be an integer"),
-    (StoreSettings, "STORE_REFRESH_SECONDS", "-1", "STORE_REFRESH_SECONDS must be > 0"),
-])
+@pytest.mark.parametrize(
+    ("settings", "name", "value", "message"),
+    [
+        (Settings, "JUDGE", "gpt", "JUDGE must be none, lexical or openai"),
+        (Settings, "JUDGE_CONCURRENCY", "0", "JUDGE_CONCURRENCY must be >= 1"),
+        (Settings, "STATUS_POLL_SECONDS", "soon", "STATUS_POLL_SECONDS must be a number"),
+        (StoreSettings, "SUBMISSIONS_PER_DAY", "2.5", "SUBMISSIONS_PER_DAY must be an integer"),
+        (StoreSettings, "STORE_REFRESH_SECONDS", "-1", "STORE_REFRESH_SECONDS must be > 0"),
+    ],
+)
 def test_a_bad_value_is_refused_naming_the_variable(settings, name, value, message):
     with pytest.raises(ValueError, match=message):
         settings.from_env({name: value})

@@ -22,13 +22,28 @@ def test_unidoc_gold_counts():
     qs = gold.questions
     assert len(qs) == 1742
     assert Counter(q.domain for q in qs) == {
-        "commerce_manufacturing": 184, "construction": 295, "crm": 255, "education": 224,
-        "energy": 120, "finance": 208, "healthcare": 232, "legal": 224}
+        "commerce_manufacturing": 184,
+        "construction": 295,
+        "crm": 255,
+        "education": 224,
+        "energy": 120,
+        "finance": 208,
+        "healthcare": 232,
+        "legal": 224,
+    }
     assert Counter(q.answer_type for q in qs) == {
-        "text_only": 436, "image_only": 435, "text_plus_image": 436, "table_required": 435}
+        "text_only": 436,
+        "image_only": 435,
+        "text_plus_image": 436,
+        "table_required": 435,
+    }
     # published types folded into four groups: comparison = 398 + 26 + 1, causal -> logical
     assert Counter(q.question_type for q in qs) == {
-        "factual_retrieval": 790, "comparison": 425, "logical_reasoning": 269, "summarization": 258}
+        "factual_retrieval": 790,
+        "comparison": 425,
+        "logical_reasoning": 269,
+        "summarization": 258,
+    }
     assert all(1 <= len(q.contexts) <= 6 and q.evidence_facts for q in qs)
     assert all(len({c[0] for c in q.contexts}) == 1 for q in qs)  # one document per question
     assert qs[gold.index["finance-0000"]].contexts == [("4751111", 5, 5)]
@@ -49,8 +64,10 @@ def test_context_paths():
 def test_perfect_unidoc_submission_from_gold_contexts_has_recall_one():
     gold = TRACKS["unidoc"].load_gold(UNIDOC_GOLD)
     lines = [json.dumps({"track": "unidoc", "system": {"name": "oracle", "paradigm": "mm-fusion"}})]
-    lines += [json.dumps({"id": q.qid, "question": q.question,
-                          "retrieved": [{"doc": d, "pages": [a, b]} for d, a, b in q.contexts]}) for q in gold.questions]
+    lines += [
+        json.dumps({"id": q.qid, "question": q.question, "retrieved": [{"doc": d, "pages": [a, b]} for d, a, b in q.contexts]})
+        for q in gold.questions
+    ]
     result = score_bytes("\n".join(lines).encode(), "oracle.jsonl", {"unidoc": UNIDOC_GOLD}).summary
     assert result["status"] == "scored", result["errors"]
     assert result["overall"]["recall@10"] == 1.0 and result["missing"] == 0 and result["n"] == 1742
@@ -74,10 +91,18 @@ def test_futurepedia_gold_counts_and_oracle():
     lines = [json.dumps({"track": "futurepedia", "system": {"name": "oracle"}})]
     for r in raw:
         for q in LANGS:
-            lines.append(json.dumps({"task": "monolingual", "id": r["id"], "query_lang": q, "prediction": r["ori_ans"][q]}, ensure_ascii=False))
+            lines.append(
+                json.dumps(
+                    {"task": "monolingual", "id": r["id"], "query_lang": q, "prediction": r["ori_ans"][q]}, ensure_ascii=False
+                )
+            )
         for q, d in permutations(LANGS, 2):
-            lines.append(json.dumps({"task": "crosslingual", "id": r["id"], "query_lang": q, "doc_lang": d,
-                                     "prediction": r["ori_ans"][d]}, ensure_ascii=False))
+            lines.append(
+                json.dumps(
+                    {"task": "crosslingual", "id": r["id"], "query_lang": q, "doc_lang": d, "prediction": r["ori_ans"][d]},
+                    ensure_ascii=False,
+                )
+            )
     result = score_bytes("\n".join(lines).encode(), "o.jsonl", {"futurepedia": FUTUREPEDIA_GOLD}).summary
     assert result["status"] == "scored", result["errors"]
     assert result["overall"]["monolingual"] == 1.0  # short CJK answers included, thanks to the short rule

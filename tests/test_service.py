@@ -46,8 +46,13 @@ def test_local_default_shows_demo_and_a_local_submission_lands(tmp_path):
     again = board.submit(user="bob", track="unidoc", filename="x.json", data=data, metadata={})
     assert again.state == "duplicate" and len(board.entries("unidoc")) == before + 1
     # an invalid file: every error, nothing stored
-    bad = board.submit(user="alice", track="unidoc", filename="bad.jsonl",
-                       data=b'{"track": "unidoc", "system": {"name": "x"}}\n{"id": 3}\n', metadata={})
+    bad = board.submit(
+        user="alice",
+        track="unidoc",
+        filename="bad.jsonl",
+        data=b'{"track": "unidoc", "system": {"name": "x"}}\n{"id": 3}\n',
+        metadata={},
+    )
     assert bad.state == "invalid" and len(bad.errors) == 2 and len(board.entries("unidoc")) == before + 1
 
 
@@ -70,8 +75,14 @@ def hub_board(fake_hub, tmp_path):  # noqa: F811
     fake_hub.create_repo("org/subs", repo_type="dataset")
     fake_hub.create_repo("org/results", repo_type="dataset")
     fake_hub.commit("org/subs", {f"submissions/unidoc/demo/{p.name}": p.read_bytes() for p in UNIDOC_FILES[:2]})
-    settings = StoreSettings(submissions_repo="org/subs", results_repo="org/results", hf_token=FAKE_TOKEN,
-                             hf_endpoint=fake_hub.url, data_dir=tmp_path / "a", hub_timeout=5)
+    settings = StoreSettings(
+        submissions_repo="org/subs",
+        results_repo="org/results",
+        hf_token=FAKE_TOKEN,
+        hf_endpoint=fake_hub.url,
+        data_dir=tmp_path / "a",
+        hub_timeout=5,
+    )
     board = Board(Settings(data_dir=tmp_path / "a", judge="none"), settings).start(background=False)
     return fake_hub, board, settings
 

@@ -40,10 +40,21 @@ def hub():
 def app_process(tmp_path: Path, env: dict[str, str]):
     """`python app.py` with `env` on a free port; yields (url, log file), stops it on exit."""
     port = free_port()
-    base = {k: v for k, v in os.environ.items()
-            if k != "SYSTEM" and not k.startswith(("HF_", "OAUTH_", "SPACE_", "SUBMISSIONS_", "RESULTS_"))}
-    full = {**base, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home"), "LEADERBOARD_DATA_DIR": str(tmp_path / "data"),
-            "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "JUDGE": "none", **env}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k != "SYSTEM" and not k.startswith(("HF_", "OAUTH_", "SPACE_", "SUBMISSIONS_", "RESULTS_"))
+    }
+    full = {
+        **base,
+        "HF_HUB_OFFLINE": "0",
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "LEADERBOARD_DATA_DIR": str(tmp_path / "data"),
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port),
+        "JUDGE": "none",
+        **env,
+    }
     log_path = tmp_path / "app.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT)
@@ -115,10 +126,20 @@ def test_local_hub_board_submits_as_the_logged_in_user(hub, tmp_path):
 def test_space_starts_redirects_to_the_provider_and_reports_a_rejected_token(hub, tmp_path):
     """SPACE_ID and the OAuth variables a Space sets: the app starts, /login/huggingface goes to the provider, and a
     token the Hub refuses is reported as a secret to fix (status line and logs), not as an outage."""
-    env = {"SYSTEM": "spaces", "SPACE_ID": "org/rag-board", "SPACE_HOST": "org-rag-board.hf.space", "HF_ENDPOINT": hub.url,
-           "HF_TOKEN": "hf_revokedTOKEN0123456789abcdefgh", "SUBMISSIONS_REPO": SUBS, "RESULTS_REPO": RESULTS,
-           "OAUTH_CLIENT_ID": "client-0123", "OAUTH_CLIENT_SECRET": "oauth-secret-4567", "OAUTH_SCOPES": "openid profile",
-           "OPENID_PROVIDER_URL": hub.url, "ADMIN_USERS": "alice"}
+    env = {
+        "SYSTEM": "spaces",
+        "SPACE_ID": "org/rag-board",
+        "SPACE_HOST": "org-rag-board.hf.space",
+        "HF_ENDPOINT": hub.url,
+        "HF_TOKEN": "hf_revokedTOKEN0123456789abcdefgh",
+        "SUBMISSIONS_REPO": SUBS,
+        "RESULTS_REPO": RESULTS,
+        "OAUTH_CLIENT_ID": "client-0123",
+        "OAUTH_CLIENT_SECRET": "oauth-secret-4567",
+        "OAUTH_SCOPES": "openid profile",
+        "OPENID_PROVIDER_URL": hub.url,
+        "ADMIN_USERS": "alice",
+    }
     with app_process(tmp_path, env) as (url, log):
         with httpx.Client(base_url=url, follow_redirects=False, timeout=30) as http:
             login = http.get("/login/huggingface")

@@ -71,13 +71,9 @@ def make_store(hub, tmp_path):
     return make
 
 
-def push_submissions(
-    hub, n: int, track: str = "unidoc", start: int = 0
-) -> dict[str, bytes]:
+def push_submissions(hub, n: int, track: str = "unidoc", start: int = 0) -> dict[str, bytes]:
     files = {
-        f"submissions/{track}/user{i % 7}/20260101T0000{i % 60:02d}Z-{i:012x}.jsonl": jsonl(
-            track, f"sys{i}", {"id": i}
-        )
+        f"submissions/{track}/user{i % 7}/20260101T0000{i % 60:02d}Z-{i:012x}.jsonl": jsonl(track, f"sys{i}", {"id": i})
         for i in range(start, start + n)
     }
     hub.commit(REPO, files, message=f"add {n} submissions")
@@ -94,15 +90,11 @@ def test_first_pull_downloads_submissions_metadata_and_flags(hub, make_store):
         REPO,
         {
             sub: data,
-            sub + ".meta.json": json.dumps(
-                {"system": {"name": "bob's system"}}
-            ).encode(),
+            sub + ".meta.json": json.dumps({"system": {"name": "bob's system"}}).encode(),
             "submissions/futurepedia/direct.json.gz": b"\x1f\x8b fake gzip",  # maintainer push, no user folder
             "submissions/unidoc/bob/notes.txt": b"not a submission",
             "README.md": b"# submissions",
-            "flags.json": json.dumps(
-                {sub: {"status": "flagged", "reason": "suspicious"}}
-            ).encode(),
+            "flags.json": json.dumps({sub: {"status": "flagged", "reason": "suspicious"}}).encode(),
         },
     )
     store = make_store()
@@ -157,9 +149,7 @@ def test_pull_with_unchanged_head_is_one_request(hub, make_store):
     assert snap.changed == [] and len(snap.files) == 5
 
 
-def test_changed_bytes_or_metadata_are_reported_and_removed_files_listed(
-    hub, make_store
-):
+def test_changed_bytes_or_metadata_are_reported_and_removed_files_listed(hub, make_store):
     files = push_submissions(hub, 3)
     a, b, c = sorted(files)
     store = make_store()
@@ -204,16 +194,12 @@ def test_submit_commits_file_and_metadata_together(hub, make_store):
     store = make_store(clock=lambda: FIXED_NOW)
     data = jsonl("unidoc", "alice-rag", {"id": "finance-0001"})
     before = len(hub.commits(REPO))
-    stored = store.submit(
-        "unidoc", "alice", "jsonl", data, {"system": {"name": "alice-rag"}}
-    )
+    stored = store.submit("unidoc", "alice", "jsonl", data, {"system": {"name": "alice-rag"}})
 
     import hashlib
 
     digest = hashlib.sha256(data).hexdigest()
-    assert (
-        stored.path == f"submissions/unidoc/alice/20260304T120000Z-{digest[:12]}.jsonl"
-    )
+    assert stored.path == f"submissions/unidoc/alice/20260304T120000Z-{digest[:12]}.jsonl"
     commits = hub.commits(REPO)
     assert len(commits) == before + 1  # one commit for both files
     files = hub.files(REPO)
@@ -294,9 +280,7 @@ def test_submit_checked_never_uploads_an_invalid_file(hub, make_store):
             ],
         )
 
-    status = submit_checked(
-        store, reject, user="alice", filename="run.jsonl", data=b"garbage"
-    )
+    status = submit_checked(store, reject, user="alice", filename="run.jsonl", data=b"garbage")
     assert status.state == "invalid" and not status.ok
     assert status.errors == [
         "line 3, id finance-0001, field retrieved: expected a list",
@@ -305,24 +289,23 @@ def test_submit_checked_never_uploads_an_invalid_file(hub, make_store):
     assert hub.count() == 0  # not even a request
     assert hub.files(REPO) == before
 
-    status = submit_checked(
-        store, reject, user="alice", filename="run.csv", data=b"a,b"
-    )
+    status = submit_checked(store, reject, user="alice", filename="run.csv", data=b"a,b")
     assert status.state == "invalid" and "expected a .json" in status.errors[0]
 
     def accept(data, name):
         return FakeReport(True, [], "unidoc", {"name": "alice-rag"})
-    status = submit_checked(
-        store, accept, user="alice", filename="run.jsonl", data=b"x", track="vdr"
-    )
+
+    status = submit_checked(store, accept, user="alice", filename="run.jsonl", data=b"x", track="vdr")
     assert status.state == "invalid" and "declares track 'unidoc'" in status.errors[0]
     assert hub.count() == 0
 
 
 def test_submit_checked_statuses(hub, make_store):
     store = make_store(submissions_per_day=1)
+
     def accept(data, name):
         return FakeReport(True, [], "unidoc", {"name": "alice-rag"})
+
     data = jsonl("unidoc", "alice-rag")
 
     queued = submit_checked(
@@ -335,43 +318,30 @@ def test_submit_checked_statuses(hub, make_store):
     )
     assert queued.state == "queued" and queued.ok
     meta = json.loads(hub.files(REPO)[queued.file.path + ".meta.json"])
-    assert (
-        meta["system"] == {"name": "alice-rag"}
-        and meta["note"] == "hi"
-        and meta["original_filename"] == "run.jsonl"
-    )
+    assert meta["system"] == {"name": "alice-rag"} and meta["note"] == "hi" and meta["original_filename"] == "run.jsonl"
 
     dup = submit_checked(store, accept, user="bob", filename="run.jsonl", data=data)
     assert dup.state == "duplicate" and dup.existing == queued.file.path
 
-    limited = submit_checked(
-        store, accept, user="alice", filename="run2.jsonl", data=data + b"\n"
-    )
+    limited = submit_checked(store, accept, user="alice", filename="run2.jsonl", data=data + b"\n")
     assert limited.state == "rate_limited" and "1 per UTC day" in limited.message
 
     hub.down()
-    down = submit_checked(
-        store, accept, user="carol", filename="run3.jsonl", data=data + b"\n\n"
-    )
+    down = submit_checked(store, accept, user="carol", filename="run3.jsonl", data=data + b"\n\n")
     assert down.state == "unavailable" and "retry" in down.message
 
 
 def test_two_users_submitting_at_the_same_moment_both_land(hub, make_store):
     # Two replicas (two store objects, two caches) and several threads on one of them.
     replica_a, replica_b = make_store(), make_store()
-    jobs = [
-        (replica_a if i % 2 else replica_b, f"user{i}", jsonl("unidoc", f"sys{i}"))
-        for i in range(6)
-    ]
+    jobs = [(replica_a if i % 2 else replica_b, f"user{i}", jsonl("unidoc", f"sys{i}")) for i in range(6)]
     barrier = threading.Barrier(len(jobs))
     results, errors = [], []
 
     def run(store, user, data):
         barrier.wait()
         try:
-            results.append(
-                store.submit("unidoc", user, "jsonl", data, {"system": {"name": user}})
-            )
+            results.append(store.submit("unidoc", user, "jsonl", data, {"system": {"name": user}}))
         except Exception as exc:
             errors.append(exc)
 
@@ -382,9 +352,7 @@ def test_two_users_submitting_at_the_same_moment_both_land(hub, make_store):
         t.join(30)
     assert errors == []
     files = hub.files(REPO)
-    for stored, (_, user, data) in zip(
-        sorted(results, key=lambda r: r.user), sorted(jobs, key=lambda j: j[1])
-    ):
+    for stored, (_, user, data) in zip(sorted(results, key=lambda r: r.user), sorted(jobs, key=lambda j: j[1])):
         assert stored.user == user
         assert files[stored.path] == data
         assert json.loads(files[stored.path + ".meta.json"])["user"] == user
@@ -459,9 +427,7 @@ def test_refresher_keeps_last_snapshot_reports_outage_and_recovers(hub, make_sto
     refresher.start(pull_first=True)  # the timer thread picks it up
     try:
         deadline = time.monotonic() + 5
-        while (
-            refresher.snapshot is good or refresher.last_error
-        ) and time.monotonic() < deadline:
+        while (refresher.snapshot is good or refresher.last_error) and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
         refresher.stop()
@@ -506,9 +472,18 @@ def test_flags_from_flags_json(hub, make_store):
 
 def _result_summary(sha: str, track: str) -> str:
     """A sound cached summary (an invalid submission's) named `<sha>.<track>.-.v<METRIC_VERSION>.none.json`."""
-    return json.dumps({"sha256": sha, "track": track, "gold_sha256": None, "judge": "none",
-                       "metric_version": METRIC_VERSION,
-                       "status": "invalid", "system": {}, "errors": ["file: x"]})
+    return json.dumps(
+        {
+            "sha256": sha,
+            "track": track,
+            "gold_sha256": None,
+            "judge": "none",
+            "metric_version": METRIC_VERSION,
+            "status": "invalid",
+            "system": {},
+            "errors": ["file: x"],
+        }
+    )
 
 
 def _units_npz() -> bytes:
@@ -548,12 +523,15 @@ def test_results_push_then_fresh_pull(hub, make_store, tmp_path):
 def test_bad_results_in_the_results_repo_are_skipped_and_replaced_by_the_next_push(hub, make_store, tmp_path, caplog):
     good = _result_summary("abc", "unidoc")
     hub.create_repo(RESULTS, repo_type="dataset")
-    hub.commit(RESULTS, {
-        f"results/abc.unidoc.-.v{V}.none.json": good[: len(good) // 2].encode(),  # truncated
-        f"results/def.vdr.-.v{V}.none.json": _result_summary("abc", "unidoc").encode(),  # another key's content
-        f"results/ghi.vdr.-.v{V}.none.json": _result_summary("ghi", "vdr").encode(),
-        f"results/ghi.vdr.-.v{V}.none.npz": _units_npz()[:40],  # truncated
-    })
+    hub.commit(
+        RESULTS,
+        {
+            f"results/abc.unidoc.-.v{V}.none.json": good[: len(good) // 2].encode(),  # truncated
+            f"results/def.vdr.-.v{V}.none.json": _result_summary("abc", "unidoc").encode(),  # another key's content
+            f"results/ghi.vdr.-.v{V}.none.json": _result_summary("ghi", "vdr").encode(),
+            f"results/ghi.vdr.-.v{V}.none.npz": _units_npz()[:40],  # truncated
+        },
+    )
     fresh = tmp_path / "fresh"
     store = make_store()
     caplog.set_level(logging.WARNING)
@@ -604,11 +582,11 @@ def _exercise_failures(hub, store, texts: list[str], results_dir: Path) -> None:
     refresher = Refresher(store)
     refresher.refresh_now()
     texts.append(refresher.banner())
+
     def accept(data, name):
         return FakeReport(True, [], "unidoc", {})
-    texts.append(
-        submit_checked(store, accept, user="a", filename="r.jsonl", data=b"y").message
-    )
+
+    texts.append(submit_checked(store, accept, user="a", filename="r.jsonl", data=b"y").message)
     hub.fail(500)
     for action in (store.pull, lambda: store.push_results(results_dir)):
         with pytest.raises(StoreUnavailable) as err:
@@ -641,9 +619,7 @@ def test_token_never_appears_in_errors_logs_or_reprs(hub, make_store, caplog, tm
     assert TOKEN not in joined and TOKEN[3:20] not in joined
 
 
-def test_token_echoed_by_the_server_is_still_redacted(
-    hub, make_store, caplog, tmp_path
-):
+def test_token_echoed_by_the_server_is_still_redacted(hub, make_store, caplog, tmp_path):
     # A misbehaving server (or proxy) that copies the Authorization header into its errors.
     # Third-party DEBUG traces of raw response headers are out of our hands; everything
     # the project itself emits (errors, banner, statuses, its own logs) must stay clean.
@@ -652,9 +628,7 @@ def test_token_echoed_by_the_server_is_still_redacted(
     store = make_store()
     texts: list[str] = []
     _exercise_failures(hub, store, texts, results_dir(tmp_path))
-    texts += [
-        r.getMessage() for r in caplog.records if r.name.startswith("leaderboard")
-    ]
+    texts += [r.getMessage() for r in caplog.records if r.name.startswith("leaderboard")]
     joined = "\n".join(t for t in texts if t)
     assert "Authorization: Bearer ***" in joined  # the echo arrived, redacted
     assert TOKEN not in joined and TOKEN[3:20] not in joined

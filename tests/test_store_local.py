@@ -35,12 +35,7 @@ NOW = datetime(2026, 5, 6, 7, 8, 9, tzinfo=UTC)
 
 
 def jsonl(track: str, name: str) -> bytes:
-    return (
-        json.dumps({"track": track, "system": {"name": name}})
-        + "\n"
-        + json.dumps({"id": 1})
-        + "\n"
-    ).encode()
+    return (json.dumps({"track": track, "system": {"name": name}}) + "\n" + json.dumps({"id": 1}) + "\n").encode()
 
 
 @pytest.fixture
@@ -48,21 +43,15 @@ def demo(tmp_path) -> Path:
     folder = tmp_path / "demo"
     (folder / "unidoc").mkdir(parents=True)
     (folder / "vdr").mkdir()
-    (folder / "unidoc" / "text-baseline.jsonl").write_bytes(
-        jsonl("unidoc", "text baseline")
-    )
-    (folder / "vdr" / "colpali.jsonl.gz").write_bytes(
-        gzip.compress(jsonl("vdr", "colpali"))
-    )
+    (folder / "unidoc" / "text-baseline.jsonl").write_bytes(jsonl("unidoc", "text baseline"))
+    (folder / "vdr" / "colpali.jsonl.gz").write_bytes(gzip.compress(jsonl("vdr", "colpali")))
     (folder / "vdr" / "README.md").write_text("not a submission")
     return folder
 
 
 @pytest.fixture
 def store(tmp_path, demo) -> LocalStore:
-    return LocalStore(
-        tmp_path / "local", demo_dir=demo, submissions_per_day=3, clock=lambda: NOW
-    )
+    return LocalStore(tmp_path / "local", demo_dir=demo, submissions_per_day=3, clock=lambda: NOW)
 
 
 def test_demo_submissions_count_as_submissions(store, demo):
@@ -80,20 +69,12 @@ def test_demo_submissions_count_as_submissions(store, demo):
 def test_submit_writes_file_and_metadata_and_next_pull_reports_it(store, tmp_path):
     first = store.pull()
     data = jsonl("unidoc", "alice-rag")
-    stored = store.submit(
-        "unidoc", "alice", ".JSONL", data, {"system": {"name": "alice-rag"}}
-    )
+    stored = store.submit("unidoc", "alice", ".JSONL", data, {"system": {"name": "alice-rag"}})
     digest = hashlib.sha256(data).hexdigest()
-    assert (
-        stored.path == f"submissions/unidoc/alice/20260506T070809Z-{digest[:12]}.jsonl"
-    )
+    assert stored.path == f"submissions/unidoc/alice/20260506T070809Z-{digest[:12]}.jsonl"
     assert (tmp_path / "local" / stored.path).read_bytes() == data
     meta = json.loads((tmp_path / "local" / (stored.path + ".meta.json")).read_text())
-    assert (
-        meta["system"] == {"name": "alice-rag"}
-        and meta["sha256"] == digest
-        and meta["user"] == "alice"
-    )
+    assert meta["system"] == {"name": "alice-rag"} and meta["sha256"] == digest and meta["user"] == "alice"
 
     snap = store.pull()
     assert snap.changed == [stored.path]
@@ -141,9 +122,7 @@ def test_concurrent_local_submitters_never_overwrite(tmp_path):
     def run(i):
         barrier.wait()
         try:
-            store.submit(
-                "unidoc", f"user{i % 2}", "jsonl", jsonl("unidoc", f"s{i}"), {"i": i}
-            )
+            store.submit("unidoc", f"user{i % 2}", "jsonl", jsonl("unidoc", f"s{i}"), {"i": i})
         except Exception as exc:
             errors.append(exc)
 
@@ -156,10 +135,7 @@ def test_concurrent_local_submitters_never_overwrite(tmp_path):
     snap = store.pull()
     assert len(snap.files) == 8
     assert sorted(f.metadata["i"] for f in snap.files) == list(range(8))
-    assert all(
-        f.local_path.read_bytes() == jsonl("unidoc", f"s{f.metadata['i']}")
-        for f in snap.files
-    )
+    assert all(f.local_path.read_bytes() == jsonl("unidoc", f"s{f.metadata['i']}") for f in snap.files)
 
 
 def test_flags_file_hides_or_flags_without_deleting(store, tmp_path):
@@ -214,9 +190,7 @@ def test_submit_checked_with_the_local_store(store):
         filename="x.json",
         data=b"{}",
     )
-    assert status.state == "invalid" and status.errors == [
-        "header, field track: unknown track 'nope'"
-    ]
+    assert status.state == "invalid" and status.errors == ["header, field track: unknown track 'nope'"]
     assert [f for f in store.pull().files if f.user == "alice"] == []
     status = submit_checked(
         store,
@@ -225,10 +199,7 @@ def test_submit_checked_with_the_local_store(store):
         filename="/tmp/gradio/abc/run.jsonl",
         data=jsonl("unidoc", "n"),
     )
-    assert (
-        status.state == "queued"
-        and status.file.metadata["original_filename"] == "run.jsonl"
-    )
+    assert status.state == "queued" and status.file.metadata["original_filename"] == "run.jsonl"
     status = submit_checked(
         store,
         lambda d, n: Report(True, [], "unidoc", {"name": "n"}),
@@ -245,11 +216,7 @@ def test_settings_default_to_the_local_store_offline(tmp_path):
     assert settings.submissions_repo is None and settings.hf_token is None
     env = {"LEADERBOARD_DATA_DIR": str(tmp_path), "SUBMISSIONS_PER_DAY": "2"}
     store = open_store(StoreSettings.from_env(env))
-    assert (
-        isinstance(store, LocalStore)
-        and store.root == tmp_path / "local"
-        and store.submissions_per_day == 2
-    )
+    assert isinstance(store, LocalStore) and store.root == tmp_path / "local" and store.submissions_per_day == 2
     hub = StoreSettings.from_env(
         {
             "SUBMISSIONS_REPO": "org/subs",
@@ -281,10 +248,7 @@ def test_naming_rules():
     assert parse_submission_path("submissions/unidoc/alice/x.json.meta.json") is None
     assert parse_submission_path("flags.json") is None
     assert parse_submission_path("submissions/unidoc/.hidden/x.json") is None
-    assert (
-        submission_path("vdr", "bob", NOW, "f" * 64, "json.gz")
-        == "submissions/vdr/bob/20260506T070809Z-ffffffffffff.json.gz"
-    )
+    assert submission_path("vdr", "bob", NOW, "f" * 64, "json.gz") == "submissions/vdr/bob/20260506T070809Z-ffffffffffff.json.gz"
 
 
 class FlakyStore:
@@ -296,9 +260,7 @@ class FlakyStore:
 
     def pull(self) -> Snapshot:
         if self.fail:
-            raise StoreUnavailable(
-                "Hugging Face Hub unavailable while pulling (org/flaky): server error (HTTP 500)"
-            )
+            raise StoreUnavailable("Hugging Face Hub unavailable while pulling (org/flaky): server error (HTTP 500)")
         self.n += 1
         return Snapshot(f"{self.n:040x}", datetime.now(UTC), [], {}, [])
 
@@ -324,11 +286,7 @@ def test_refresher_bookkeeping_and_callback_errors():
     refresher.refresh_now()
     refresher.refresh_now()
     err = refresher.last_error
-    assert (
-        err.failures == 2
-        and err.since == NOW + timedelta(minutes=5)
-        and err.last_attempt == NOW + timedelta(minutes=10)
-    )
+    assert err.failures == 2 and err.since == NOW + timedelta(minutes=5) and err.last_attempt == NOW + timedelta(minutes=10)
     assert refresher.banner() == (
         "Hub unreachable since 2026-05-06 07:13 UTC (Hugging Face Hub unavailable while pulling (org/flaky): "
         f"server error (HTTP 500)); showing data as of {good.commit[:12]}, {good.fetched_at:%Y-%m-%d %H:%M} UTC."
@@ -337,6 +295,7 @@ def test_refresher_bookkeeping_and_callback_errors():
 
 def test_refresher_names_a_bug_by_log_reference_only(caplog):
     """A bug in a pull shows in the banner as a reference the logs explain; no exception class or text on the page."""
+
     class BuggyStore(FlakyStore):
         def pull(self):
             raise KeyError("/srv/app/leaderboard/store/hub.py internals")

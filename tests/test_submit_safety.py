@@ -33,8 +33,7 @@ BAD = b'{"track": "unidoc", "system": {"name": "Broken"}}\n{"id": 3}\n'
 
 
 def local_board(tmp_path: Path, **store) -> Board:
-    return Board(Settings(data_dir=tmp_path, judge="none"), StoreSettings(data_dir=tmp_path, **store)).start(
-        background=False)
+    return Board(Settings(data_dir=tmp_path, judge="none"), StoreSettings(data_dir=tmp_path, **store)).start(background=False)
 
 
 def valid_unidoc(seed: int = 11) -> tuple[str, bytes]:
@@ -129,8 +128,17 @@ def test_the_ledger_keeps_only_today_and_survives_a_broken_file(tmp_path):
 
 
 # ---- bombs through the Submit endpoint, in an app of its own --------------------------------------------------
-UNIDOC_COLUMNS = ["Organisation", "Paradigm", "Recall@10", "Precision@10", "Completeness", "Faithfulness",
-                  "Rank (CI)", "Covered", "Status"]
+UNIDOC_COLUMNS = [
+    "Organisation",
+    "Paradigm",
+    "Recall@10",
+    "Precision@10",
+    "Completeness",
+    "Faithfulness",
+    "Rank (CI)",
+    "Covered",
+    "Status",
+]
 PEAK_BUDGET_KB = 1_200 * 1024  # issue 8: the app's peak under bombs stays under 1.2 GB
 SERVE = """
 import sys
@@ -171,8 +179,9 @@ def peak_rss_kb(pid: int) -> int:
 def app_process(tmp_path):
     """The app in a child process, so its peak memory (VmHWM) is the app's alone, not the test runner's."""
     code = SERVE.format(tests=str(Path(__file__).parent), data=str(tmp_path / "board"))
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).parents[1])
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1]
+    )
     try:
         url = proc.stdout.readline().strip()
         assert url.startswith("http"), "the app did not start"
@@ -193,8 +202,7 @@ def test_bombs_through_submit_are_refused_while_another_visitor_browses(app_proc
     flood.write_bytes(record_flood())
     assert bomb.stat().st_size < 70_000
     attacker, visitor = Client(url, verbose=False), Client(url, verbose=False)
-    jobs = [attacker.submit("unidoc", handle_file(str(p)), "", "", "", "", "bomber", api_name="/submit")
-            for p in (bomb, flood)]
+    jobs = [attacker.submit("unidoc", handle_file(str(p)), "", "", "", "", "bomber", api_name="/submit") for p in (bomb, flood)]
     answered_meanwhile = 0
     while not all(job.done() for job in jobs):
         out = visitor.predict("Recall@10", "All", "", [], [], [], UNIDOC_COLUMNS, api_name="/table_unidoc")
@@ -205,10 +213,11 @@ def test_bombs_through_submit_are_refused_while_another_visitor_browses(app_proc
     assert answered_meanwhile >= 1, "no table request was answered while the bombs were being checked"
     for html in (bomb_html, flood_html):
         assert 'class="submit-invalid"' in html and "nothing was uploaded" in html
-    assert "JSON values (objects, lists, strings, numbers) in the file: far more than 292 prediction records need" \
-        in bomb_html
-    assert ("line 294: more than 292 prediction records (the limit for this track: twice its gold units plus 100); "
-            "reading stopped here") in flood_html
+    assert "JSON values (objects, lists, strings, numbers) in the file: far more than 292 prediction records need" in bomb_html
+    assert (
+        "line 294: more than 292 prediction records (the limit for this track: twice its gold units plus 100); "
+        "reading stopped here"
+    ) in flood_html
     peak = peak_rss_kb(proc.pid)
     assert peak < PEAK_BUDGET_KB, f"app peak RSS {peak / 1024:.0f} MB"
 

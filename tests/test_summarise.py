@@ -26,8 +26,12 @@ def test_equal_clusters_give_the_cluster_mean_bootstrap_and_nan_units_are_left_o
     v = np.array([1.0, 0.0, 0.5, 0.5, np.nan, 1.0])
     answered = np.array([True, True, True, True, True, False])
     idx = UnitIndex(list("abcdef"), ["r1", "r1", "r2", "r2", "r3", "r3"], [""] * 6)
-    s = summarise(idx, {"m": v, "full": np.nan_to_num(v)}, answered,
-                  axes={"half": (np.array([0, 0, 0, 1, 1, 1]), ["first", "second", "none"])})
+    s = summarise(
+        idx,
+        {"m": v, "full": np.nan_to_num(v)},
+        answered,
+        axes={"half": (np.array([0, 0, 0, 1, 1, 1]), ["first", "second", "none"])},
+    )
     assert np.isclose(s.overall["m"], np.nanmean(v))
     # "full" has no gap: three clusters of two, resampled as cluster means
     want = BootstrapPlan.for_sizes((3,)).ci([np.array([0.5, 0.5, 0.5])])[0]

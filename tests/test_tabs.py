@@ -17,8 +17,12 @@ def test_each_unit_restores_its_own_components(tmp_path):
     with gr.Blocks():
         units = [TrackTab(board, t) for t in TRACKS.values()] + [c(board) for c in (CompareTab, SystemTab, SubmitTab, AboutTab)]
     track = next(iter(TRACKS.values()))
-    links = [{}, {"tab": [track.name], "rank": [track.metrics[-1].key], "cols": ["id"]},
-             {"tab": ["compare"], "track": [track.name], "a": ["x"], "b": ["y"]}, {"tab": ["system"], "sys": ["x"]}]
+    links = [
+        {},
+        {"tab": [track.name], "rank": [track.metrics[-1].key], "cols": ["id"]},
+        {"tab": ["compare"], "track": [track.name], "a": ["x"], "b": ["y"]},
+        {"tab": ["system"], "sys": ["x"]},
+    ]
     for params in links:
         tab = (params.get("tab") or [track.name])[0]
         for unit in units:

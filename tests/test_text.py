@@ -18,8 +18,10 @@ def test_normalize_text_folds_compatibility_forms_and_whitespace():
     assert normalize_text("\u3000") == ""
 
 
-@pytest.mark.parametrize("text, code", [("a\x00b", "U+0000"), ("ding\x07", "U+0007"), ("\u200b", "U+200B"),
-                                        ("abc\u202edcba", "U+202E"), ("x\ufeff", "U+FEFF")])
+@pytest.mark.parametrize(
+    "text, code",
+    [("a\x00b", "U+0000"), ("ding\x07", "U+0007"), ("\u200b", "U+200B"), ("abc\u202edcba", "U+202E"), ("x\ufeff", "U+FEFF")],
+)
 def test_control_and_format_characters_are_named(text, code):
     problem = text_problem(text)
     assert problem is not None and code in problem
@@ -44,21 +46,25 @@ def test_validated_system_holds_normalised_values_and_keeps_other_keys():
     assert system == {"name": "My RAG", "organization": "Lab X", "paradigm": "text", "extra": " kept as is "}
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("\u200b\u200b", "U+200B"),  # looks blank: zero-width only
-    ("   ", "only blanks"),
-    ("evil\u202eтxt", "U+202E"),
-    ("bell\x07", "U+0007"),
-    ("x" * 81, "at most 80 characters, got 81"),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("\u200b\u200b", "U+200B"),  # looks blank: zero-width only
+        ("   ", "only blanks"),
+        ("evil\u202eтxt", "U+202E"),
+        ("bell\x07", "U+0007"),
+        ("x" * 81, "at most 80 characters, got 81"),
+    ],
+)
 def test_bad_names_are_refused_precisely(name, expected):
     _, problems = validate({**BASE, "name": name})
     assert not problems.ok
     assert any(expected in line and "system.name" in line for line in problems.lines()), problems.lines()
 
 
-@pytest.mark.parametrize("field, limit", [("organization", 120), ("retriever", 120), ("generator", 120),
-                                          ("description", 2000), ("judge_note", 2000)])
+@pytest.mark.parametrize(
+    "field, limit", [("organization", 120), ("retriever", 120), ("generator", 120), ("description", 2000), ("judge_note", 2000)]
+)
 def test_text_field_limits_count_normalised_characters(field, limit):
     _, ok = validate({**BASE, field: "y" * limit + "   "})
     assert ok.ok

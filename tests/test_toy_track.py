@@ -73,8 +73,15 @@ def test_the_app_shows_the_toy_track(app, toy):
     assert all(e.summary["judge"] == "lexical-v1" for e in entries.values())  # judged, as the track declares
 
     # the table, by its endpoint named after the track; the judge column and filter are there (a judged track)
-    out = client.predict(rank_by="exact", scores_on="All", search="", has_results_for=[], judge=[], columns=views.default_columns(toy),
-                         api_name="/table_toyqa")
+    out = client.predict(
+        rank_by="exact",
+        scores_on="All",
+        search="",
+        has_results_for=[],
+        judge=[],
+        columns=views.default_columns(toy),
+        api_name="/table_toyqa",
+    )
     value = out["value"]
     df = pd.DataFrame(value["metadata"]["display_value"], columns=value["headers"])
     assert df["System"].tolist() == ["Toy right", "Toy half"]
@@ -82,8 +89,15 @@ def test_the_app_shows_the_toy_track(app, toy):
     assert set(df["Judge"]) == {"lexical-v1"} and all("≈" in c for c in df["Judged completeness"])
     assert df["Exact match"].str.startswith("1.000").tolist() == [True, False]
     # a label works where a key is expected (older API callers), and the choice of columns is by key
-    by_label = client.predict(rank_by="Exact match", scores_on="Topic: history", search="", has_results_for=["judged"],
-                              judge=["lexical-v1"], columns=["exact", "Judge"], api_name="/table_toyqa")
+    by_label = client.predict(
+        rank_by="Exact match",
+        scores_on="Topic: history",
+        search="",
+        has_results_for=["judged"],
+        judge=["lexical-v1"],
+        columns=["exact", "Judge"],
+        api_name="/table_toyqa",
+    )
     assert by_label["value"]["headers"] == ["Rank", "System", "Exact match", "Judge"]
     assert by_label["label"] == "Toy QA: ranked by Exact match, scores on Topic: history"
 

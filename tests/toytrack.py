@@ -102,22 +102,29 @@ class ToyQATrack(Track):
         return fingerprint_of(self.name, canonical_json(sorted(parsed.items())))
 
     def judge_items(self, parsed: dict[str, str], gold: ToyGold) -> list:
-        return [JudgeItem(r["id"], r["question"], r["answer"], [r["answer"]], parsed[r["id"]])
-                for r in gold.rows if r["id"] in parsed]
+        return [
+            JudgeItem(r["id"], r["question"], r["answer"], [r["answer"]], parsed[r["id"]]) for r in gold.rows if r["id"] in parsed
+        ]
 
     def score(self, parsed: dict[str, str], gold: ToyGold, verdicts: dict | None = None) -> Scores:
-        exact = np.array([float(normalize_text(parsed.get(r["id"], "")).casefold() == r["answer"].casefold())
-                          for r in gold.rows])
+        exact = np.array([float(normalize_text(parsed.get(r["id"], "")).casefold() == r["answer"].casefold()) for r in gold.rows])
         values = {"exact": exact}
         if verdicts is not None:
             judged = [completeness(verdicts[r["id"]]) if r["id"] in verdicts else 0.0 for r in gold.rows]
             values["judged"] = np.array([0.0 if v is None else v for v in judged], dtype=float)
         answered = np.array([r["id"] in parsed for r in gold.rows])
         # the shared summariser: overall values, CIs, the topic breakdown and per-unit arrays from the unit index
-        summary = summarise(self.units(gold, "exact"), values, answered,
-                            axes={"topic": category_codes([r["topic"] for r in gold.rows], TOPICS)})
-        return Scores(n=len(gold.rows), missing=int((~answered).sum()), overall=summary.overall, ci=summary.ci,
-                      breakdowns=summary.breakdowns, units=summary.units)
+        summary = summarise(
+            self.units(gold, "exact"), values, answered, axes={"topic": category_codes([r["topic"] for r in gold.rows], TOPICS)}
+        )
+        return Scores(
+            n=len(gold.rows),
+            missing=int((~answered).sum()),
+            overall=summary.overall,
+            ci=summary.ci,
+            breakdowns=summary.breakdowns,
+            units=summary.units,
+        )
 
     def units(self, gold: ToyGold, key: str) -> UnitIndex:
         ids = [r["id"] for r in gold.rows]

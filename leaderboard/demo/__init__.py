@@ -67,8 +67,10 @@ def generator_for(track: str) -> DemoGenerator:
         return GENERATORS[track]
     except KeyError:
         known = ", ".join(GENERATORS) or "none"
-        raise ValueError(f"no demo generator for track {track!r} (registered: {known}); "
-                         "a new track registers one, see leaderboard/demo/__init__.py") from None
+        raise ValueError(
+            f"no demo generator for track {track!r} (registered: {known}); "
+            "a new track registers one, see leaderboard/demo/__init__.py"
+        ) from None
 
 
 def make_gold(track: str, out_dir: Path, seed: int = 0, *, size: str = "demo") -> Path:
@@ -85,8 +87,9 @@ def make_gold(track: str, out_dir: Path, seed: int = 0, *, size: str = "demo") -
     return generator_for(track).make_gold(Path(out_dir), seed, size)
 
 
-def make_submissions(track: str, gold_dir: Path, n: int, seed: int = 0, *,
-                     questions_per_domain: int | None = None) -> list[tuple[str, bytes]]:
+def make_submissions(
+    track: str, gold_dir: Path, n: int, seed: int = 0, *, questions_per_domain: int | None = None
+) -> list[tuple[str, bytes]]:
     """`n` distinct synthetic submissions `(filename, file bytes)` valid against the gold in `gold_dir`.
 
     `gold_dir` is what `--gold` takes (unidoc: the folder of domain files;
@@ -139,7 +142,21 @@ def write_demo(out_dir: Path, seed: int = 0) -> None:
 
 
 __all__ = [
-    "DEMO_DIR", "GENERATORS", "LANGS", "SIZES", "TRACKS", "UNIDOC_ANSWER_TYPES", "UNIDOC_DOMAINS", "VIDORE_V1",
-    "VIDORE_V2", "DemoGenerator", "Submission", "generator_for", "make_gold", "make_submissions", "qrels_filename",
-    "register", "write_demo",
+    "DEMO_DIR",
+    "GENERATORS",
+    "LANGS",
+    "SIZES",
+    "TRACKS",
+    "UNIDOC_ANSWER_TYPES",
+    "UNIDOC_DOMAINS",
+    "VIDORE_V1",
+    "VIDORE_V2",
+    "DemoGenerator",
+    "Submission",
+    "generator_for",
+    "make_gold",
+    "make_submissions",
+    "qrels_filename",
+    "register",
+    "write_demo",
 ]

@@ -18,10 +18,27 @@ from pathlib import Path
 import numpy as np
 
 # Made-up systems of the bench submissions (unidoc and futurepedia draw from the same names).
-RETRIEVERS = ("BGE-M3", "E5-large-v2", "colpali-v1.3", "colqwen2-v1.0", "GME-Qwen2-VL-7B", "jina-clip-v2",
-              "BM25", "VisRAG-Ret", "nomic-embed-multimodal")
-GENERATORS = ("gpt-4o", "gpt-4o-mini", "Qwen2.5-VL-7B-Instruct", "Qwen2.5-7B-Instruct", "Llama-3.1-8B-Instruct",
-              "MiniCPM-V-2.6", "InternVL2.5-8B", "Gemma-2-9B-it")
+RETRIEVERS = (
+    "BGE-M3",
+    "E5-large-v2",
+    "colpali-v1.3",
+    "colqwen2-v1.0",
+    "GME-Qwen2-VL-7B",
+    "jina-clip-v2",
+    "BM25",
+    "VisRAG-Ret",
+    "nomic-embed-multimodal",
+)
+GENERATORS = (
+    "gpt-4o",
+    "gpt-4o-mini",
+    "Qwen2.5-VL-7B-Instruct",
+    "Qwen2.5-7B-Instruct",
+    "Llama-3.1-8B-Instruct",
+    "MiniCPM-V-2.6",
+    "InternVL2.5-8B",
+    "Gemma-2-9B-it",
+)
 
 Submission = tuple[str, bytes]  # (file name, file bytes)
 
@@ -74,8 +91,11 @@ def gold_json(obj) -> bytes:
 def submission_bytes(track: str, system: dict, predictions: list[dict], ext: str) -> bytes:
     """The file in the envelope for `ext` (.json, .jsonl, .jsonl.gz); one prediction per line either way."""
     if ext == ".json":
-        text = (f'{{"track":{_dumps(track)},"system":{_dumps(system)},"predictions":[\n'
-                + ",\n".join(map(_dumps, predictions)) + "\n]}\n")
+        text = (
+            f'{{"track":{_dumps(track)},"system":{_dumps(system)},"predictions":[\n'
+            + ",\n".join(map(_dumps, predictions))
+            + "\n]}\n"
+        )
     else:
         text = "\n".join([_dumps({"track": track, "system": system}), *map(_dumps, predictions)]) + "\n"
     data = text.encode()

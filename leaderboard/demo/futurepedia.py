@@ -77,8 +77,16 @@ _TYPES = (
 )
 # Replaced answers naming an institute or academy get a campus: a new_ans string with
 # ", " inside that must not be split (as "University of California, Berkeley" in the real file).
-_CAMPUS = ("North Campus", "Campus Nord", "Campus Norte", "Campus Norte", "北校区", "北キャンパス",
-           "북부 캠퍼스", "الحرم الشمالي")
+_CAMPUS = (
+    "North Campus",
+    "Campus Nord",
+    "Campus Norte",
+    "Campus Norte",
+    "北校区",
+    "北キャンパス",
+    "북부 캠퍼스",
+    "الحرم الشمالي",
+)
 _CATEGORIES = {  # ten items each, so an answer and its eight replacements can all differ
     "instrument": (
         ("piano", "piano", "piano", "piano", "钢琴", "ピアノ", "피아노", "بيانو"),
@@ -140,8 +148,7 @@ def _item(row: tuple[str, ...]) -> dict[str, str]:
 
 
 def _year(year: int) -> dict[str, str]:
-    return {lang: f"{year}年" if lang in ("zh", "ja") else f"{year}년" if lang == "ko" else str(year)
-            for lang in LANGS}
+    return {lang: f"{year}年" if lang in ("zh", "ja") else f"{year}년" if lang == "ko" else str(year) for lang in LANGS}
 
 
 def _futurepedia_record(rng: random.Random, rid: int, kind: str) -> dict:
@@ -191,8 +198,13 @@ def make_gold(out_dir: Path, seed: int, size: str) -> Path:
 # --------------------------------------------------------------------------- gold reader, submissions
 
 _ANSWER_TEMPLATES = {
-    "en": "The answer is {}.", "fr": "La réponse est {}.", "es": "La respuesta es {}.",
-    "pt": "A resposta é {}.", "zh": "答案是{}。", "ja": "答えは{}です。", "ko": "정답은 {}입니다.",
+    "en": "The answer is {}.",
+    "fr": "La réponse est {}.",
+    "es": "La respuesta es {}.",
+    "pt": "A resposta é {}.",
+    "zh": "答案是{}。",
+    "ja": "答えは{}です。",
+    "ko": "정답은 {}입니다.",
     "ar": "الإجابة هي {}.",
 }
 
@@ -226,37 +238,99 @@ class _FuturepediaProfile:
     ext: str = ".jsonl"
 
     def system(self) -> dict:
-        return {"name": self.name, "organization": self.organization, "retriever": self.retriever,
-                "generator": self.generator, "link": link(self.slug), "description": self.description,
-                "top_k": 5, "tasks": list(self.tasks)}
+        return {
+            "name": self.name,
+            "organization": self.organization,
+            "retriever": self.retriever,
+            "generator": self.generator,
+            "link": link(self.slug),
+            "description": self.description,
+            "top_k": 5,
+            "tasks": list(self.tasks),
+        }
 
 
 def _acc(en: float, latin: float, cjk: float, ar: float) -> dict[str, float]:
-    return {"en": en, "fr": latin, "es": latin, "pt": latin - 0.02, "zh": cjk, "ja": cjk - 0.03,
-            "ko": cjk - 0.05, "ar": ar}
+    return {"en": en, "fr": latin, "es": latin, "pt": latin - 0.02, "zh": cjk, "ja": cjk - 0.03, "ko": cjk - 0.05, "ar": ar}
 
 
 _FUTUREPEDIA_SYSTEMS = (
-    _FuturepediaProfile("PolyRAG-XL: BGE-M3 + Qwen2.5-72B", "polyrag-xl", "Demo Lab A", "BGE-M3",
-                        "Qwen2.5-72B-Instruct", "Strong and balanced across languages; names every source's answer.",
-                        _acc(0.95, 0.9, 0.84, 0.8), cross_factor=0.95, copy_doc=0.05, breadth=0.75),
-    _FuturepediaProfile("EN-Pivot RAG: mE5 + Llama-3.1-70B", "en-pivot-rag", "Demo Lab B", "multilingual-e5-large",
-                        "Llama-3.1-70B-Instruct", "Translates everything to English; trusts English documents.",
-                        _acc(0.94, 0.72, 0.45, 0.38), cross_factor=0.9, english=0.75,
-                        trust={"en": 12.0}, breadth=0.05, ext=".jsonl.gz"),
-    _FuturepediaProfile("mE5 + Llama-3.1-8B", "me5-llama-3-1-8b", "Demo Lab C", "multilingual-e5-base",
-                        "Llama-3.1-8B-Instruct", "Mid-size open pipeline; often echoes the document language.",
-                        _acc(0.82, 0.7, 0.55, 0.5), cross_factor=0.75, copy_doc=0.3, breadth=0.25),
-    _FuturepediaProfile("Aya Expanse RAG", "aya-expanse-rag", "Demo Lab D", "BGE-M3", "aya-expanse-32b",
-                        "Multilingual generator tuned for Arabic and Korean; prefers documents in the query language.",
-                        {**_acc(0.85, 0.8, 0.72, 0.85), "ko": 0.8}, cross_factor=0.85, copy_doc=0.1,
-                        trust_query=4.0, breadth=0.35, ext=".json"),
-    _FuturepediaProfile("BM25 + mT5-base (baseline)", "bm25-mt5-base", "Demo Baselines", "BM25", "mT5-base",
-                        "Lexical baseline with a small seq2seq reader.",
-                        _acc(0.6, 0.5, 0.3, 0.25), cross_factor=0.5, copy_doc=0.35, breadth=0.1, ext=".jsonl.gz"),
-    _FuturepediaProfile("Gemma-2-9B monolingual", "gemma-2-9b-mono", "Demo Lab E", "BGE-M3", "Gemma-2-9B-it",
-                        "Monolingual task only (doc_lang omitted, as the contract allows).",
-                        _acc(0.88, 0.8, 0.62, 0.55), tasks=("monolingual",), mono_doc_lang=False),
+    _FuturepediaProfile(
+        "PolyRAG-XL: BGE-M3 + Qwen2.5-72B",
+        "polyrag-xl",
+        "Demo Lab A",
+        "BGE-M3",
+        "Qwen2.5-72B-Instruct",
+        "Strong and balanced across languages; names every source's answer.",
+        _acc(0.95, 0.9, 0.84, 0.8),
+        cross_factor=0.95,
+        copy_doc=0.05,
+        breadth=0.75,
+    ),
+    _FuturepediaProfile(
+        "EN-Pivot RAG: mE5 + Llama-3.1-70B",
+        "en-pivot-rag",
+        "Demo Lab B",
+        "multilingual-e5-large",
+        "Llama-3.1-70B-Instruct",
+        "Translates everything to English; trusts English documents.",
+        _acc(0.94, 0.72, 0.45, 0.38),
+        cross_factor=0.9,
+        english=0.75,
+        trust={"en": 12.0},
+        breadth=0.05,
+        ext=".jsonl.gz",
+    ),
+    _FuturepediaProfile(
+        "mE5 + Llama-3.1-8B",
+        "me5-llama-3-1-8b",
+        "Demo Lab C",
+        "multilingual-e5-base",
+        "Llama-3.1-8B-Instruct",
+        "Mid-size open pipeline; often echoes the document language.",
+        _acc(0.82, 0.7, 0.55, 0.5),
+        cross_factor=0.75,
+        copy_doc=0.3,
+        breadth=0.25,
+    ),
+    _FuturepediaProfile(
+        "Aya Expanse RAG",
+        "aya-expanse-rag",
+        "Demo Lab D",
+        "BGE-M3",
+        "aya-expanse-32b",
+        "Multilingual generator tuned for Arabic and Korean; prefers documents in the query language.",
+        {**_acc(0.85, 0.8, 0.72, 0.85), "ko": 0.8},
+        cross_factor=0.85,
+        copy_doc=0.1,
+        trust_query=4.0,
+        breadth=0.35,
+        ext=".json",
+    ),
+    _FuturepediaProfile(
+        "BM25 + mT5-base (baseline)",
+        "bm25-mt5-base",
+        "Demo Baselines",
+        "BM25",
+        "mT5-base",
+        "Lexical baseline with a small seq2seq reader.",
+        _acc(0.6, 0.5, 0.3, 0.25),
+        cross_factor=0.5,
+        copy_doc=0.35,
+        breadth=0.1,
+        ext=".jsonl.gz",
+    ),
+    _FuturepediaProfile(
+        "Gemma-2-9B monolingual",
+        "gemma-2-9b-mono",
+        "Demo Lab E",
+        "BGE-M3",
+        "Gemma-2-9B-it",
+        "Monolingual task only (doc_lang omitted, as the contract allows).",
+        _acc(0.88, 0.8, 0.62, 0.55),
+        tasks=("monolingual",),
+        mono_doc_lang=False,
+    ),
 )
 
 
@@ -312,8 +386,7 @@ def _futurepedia_submission(p: _FuturepediaProfile, records: list[dict], seed: i
                     roll = rng.random()
                     lang = "en" if roll < p.english else d if roll < p.english + p.copy_doc else q
                     pred = _say(lang, _guess(rng, rec, lang, p.accuracy[q] * p.cross_factor))
-                    out.append({"task": "crosslingual", "id": rid, "query_lang": q, "doc_lang": d,
-                                "prediction": pred})
+                    out.append({"task": "crosslingual", "id": rid, "query_lang": q, "doc_lang": d, "prediction": pred})
         if "selection" in p.tasks:
             for q in LANGS:
                 docs = _doc_langs(seed, rid, q)
@@ -327,25 +400,31 @@ def _futurepedia_submission(p: _FuturepediaProfile, records: list[dict], seed: i
                         pool = [d for d in docs if d not in named]
                         named.append(rng.choices(pool, [weights[d] for d in pool])[0])
                 # A document the generator trusts but misreads falls back to the original answer.
-                values = [rec["new_ans"][d][lang] if rng.random() < p.accuracy[lang] else rec["ori_ans"][lang]
-                          for d in named]
+                values = [rec["new_ans"][d][lang] if rng.random() < p.accuracy[lang] else rec["ori_ans"][lang] for d in named]
                 text = _say(lang, " / ".join(_listing(lang, v) for v in values))
                 out.append({"task": "selection", "id": rid, "query_lang": q, "doc_langs": docs, "prediction": text})
     return submission_bytes(TRACK, p.system(), out, p.ext)
 
 
 def _random_futurepedia_profile(rng: random.Random, i: int, ext: str) -> _FuturepediaProfile:
-    tasks = rng.choices((TASKS, ("monolingual",),
-                         ("monolingual", "crosslingual")), (7, 2, 1))[0]
+    tasks = rng.choices((TASKS, ("monolingual",), ("monolingual", "crosslingual")), (7, 2, 1))[0]
     en = rng.uniform(0.6, 0.97)
     return _FuturepediaProfile(
-        f"{rng.choice(RETRIEVERS)} + {rng.choice(GENERATORS)} (run {i:04d})", f"bench-futurepedia-{i:04d}",
-        f"Benchmark Org {i % 37:02d}", rng.choice(RETRIEVERS), rng.choice(GENERATORS),
+        f"{rng.choice(RETRIEVERS)} + {rng.choice(GENERATORS)} (run {i:04d})",
+        f"bench-futurepedia-{i:04d}",
+        f"Benchmark Org {i % 37:02d}",
+        rng.choice(RETRIEVERS),
+        rng.choice(GENERATORS),
         "Synthetic benchmark submission.",
         _acc(en, en - rng.uniform(0, 0.2), en - rng.uniform(0.05, 0.45), en - rng.uniform(0.05, 0.5)),
-        tasks=tasks, cross_factor=rng.uniform(0.5, 0.95), copy_doc=rng.uniform(0, 0.35),
+        tasks=tasks,
+        cross_factor=rng.uniform(0.5, 0.95),
+        copy_doc=rng.uniform(0, 0.35),
         english=rng.choice((0.0, 0.0, 0.0, rng.uniform(0.3, 0.8))),
-        trust={rng.choice(LANGS): rng.uniform(1, 8)}, breadth=rng.uniform(0, 0.8), ext=ext)
+        trust={rng.choice(LANGS): rng.uniform(1, 8)},
+        breadth=rng.uniform(0, 0.8),
+        ext=ext,
+    )
 
 
 # --------------------------------------------------------------------------- the generator
@@ -366,5 +445,10 @@ def bench_submissions(gold: Path, exts: list[str], rng: random.Random, seed: int
 
 
 GENERATOR = DemoGenerator(
-    TRACK, make_gold, demo_submissions, bench_submissions, benchmark="Futurepedia",
-    gold_layout="`gold/futurepedia/demo_answers.json`: multilingual answers (published schema)")
+    TRACK,
+    make_gold,
+    demo_submissions,
+    bench_submissions,
+    benchmark="Futurepedia",
+    gold_layout="`gold/futurepedia/demo_answers.json`: multilingual answers (published schema)",
+)

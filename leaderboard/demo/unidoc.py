@@ -33,8 +33,14 @@ TRACK = "unidoc"
 # --------------------------------------------------------------------------- gold
 
 _PUBLISHED_QUESTIONS = {  # domain -> number of questions in the published files (bench size)
-    "commerce_manufacturing": 184, "construction": 295, "crm": 255, "education": 224,
-    "energy": 120, "finance": 208, "healthcare": 232, "legal": 224,
+    "commerce_manufacturing": 184,
+    "construction": 295,
+    "crm": 255,
+    "education": 224,
+    "energy": 120,
+    "finance": 208,
+    "healthcare": 232,
+    "legal": 224,
 }
 # The track's domains, in its order (the order decides which domains get temporal
 # comparisons); a domain the demo has no question count for fails here, at import.
@@ -44,8 +50,12 @@ UNIDOC_DOMAINS = {domain: _PUBLISHED_QUESTIONS[domain] for domain in DOMAINS}
 _GOLD_SPELLING = {"text_plus_image": "image_plus_text_as_answer"}
 UNIDOC_ANSWER_TYPES = tuple(_GOLD_SPELLING.get(name, name) for name in ANSWER_TYPES)
 _QTYPE_WEIGHTS = {  # published question-type counts (QUESTION_TYPE_GROUP keys), used as sampling weights
-    "factual_retrieval": 790, "comparison": 398, "causal_reasoning": 269, "summarization": 258,
-    "temporal_comparison": 26, "comparative_analysis": 1,
+    "factual_retrieval": 790,
+    "comparison": 398,
+    "causal_reasoning": 269,
+    "summarization": 258,
+    "temporal_comparison": 26,
+    "comparative_analysis": 1,
 }
 
 
@@ -96,86 +106,213 @@ def _m(*rows) -> tuple[_Metric, ...]:
 
 _DOMAINS = {
     "commerce_manufacturing": _Domain(
-        ("Norden Tooling", "Castellan Plastics", "Meridian Components", "Apex Fastener Works",
-         "Brightline Textiles", "Kestrel Packaging"),
-        _m(("defect rate", "%", 0.2, 4.5, 1), ("unit output", " thousand units", 40, 900, 0),
-           ("on-time delivery rate", "%", 80, 99, 1), ("export sales", " million USD", 5, 400, 1),
-           ("inventory turnover", " times per year", 3, 15, 1), ("capacity utilisation", "%", 55, 95, 0)),
-        ("a new automated assembly line", "higher raw material costs",
-         "supplier delays in the second half of the year", "a shift toward premium product lines"),
+        (
+            "Norden Tooling",
+            "Castellan Plastics",
+            "Meridian Components",
+            "Apex Fastener Works",
+            "Brightline Textiles",
+            "Kestrel Packaging",
+        ),
+        _m(
+            ("defect rate", "%", 0.2, 4.5, 1),
+            ("unit output", " thousand units", 40, 900, 0),
+            ("on-time delivery rate", "%", 80, 99, 1),
+            ("export sales", " million USD", 5, 400, 1),
+            ("inventory turnover", " times per year", 3, 15, 1),
+            ("capacity utilisation", "%", 55, 95, 0),
+        ),
+        (
+            "a new automated assembly line",
+            "higher raw material costs",
+            "supplier delays in the second half of the year",
+            "a shift toward premium product lines",
+        ),
         ("production efficiency", "supply chain performance", "quality control", "export markets"),
-        ("annual manufacturing report", "plant performance review", "supplier scorecard")),
+        ("annual manufacturing report", "plant performance review", "supplier scorecard"),
+    ),
     "construction": _Domain(
-        ("the Riverside Tower project", "the Eastgate Bridge retrofit", "the Harlow Housing Estate",
-         "the Summit Logistics Hub", "the North Quay Terminal", "the Greenfield School extension"),
-        _m(("concrete volume", " cubic metres", 800, 40000, 0), ("schedule variance", " days", 2, 120, 0),
-           ("recordable incident rate", " per 100 workers", 0.3, 4.0, 2),
-           ("contract value", " million USD", 4, 600, 1), ("steel tonnage", " tonnes", 150, 9000, 0),
-           ("cost overrun", "%", 0.5, 18, 1)),
-        ("unusually wet weather during excavation", "late delivery of structural steel",
-         "a redesign of the foundation system", "labour shortages in skilled trades"),
+        (
+            "the Riverside Tower project",
+            "the Eastgate Bridge retrofit",
+            "the Harlow Housing Estate",
+            "the Summit Logistics Hub",
+            "the North Quay Terminal",
+            "the Greenfield School extension",
+        ),
+        _m(
+            ("concrete volume", " cubic metres", 800, 40000, 0),
+            ("schedule variance", " days", 2, 120, 0),
+            ("recordable incident rate", " per 100 workers", 0.3, 4.0, 2),
+            ("contract value", " million USD", 4, 600, 1),
+            ("steel tonnage", " tonnes", 150, 9000, 0),
+            ("cost overrun", "%", 0.5, 18, 1),
+        ),
+        (
+            "unusually wet weather during excavation",
+            "late delivery of structural steel",
+            "a redesign of the foundation system",
+            "labour shortages in skilled trades",
+        ),
         ("site safety", "schedule performance", "material quantities", "project costs"),
-        ("project progress report", "construction safety bulletin", "bid evaluation summary")),
+        ("project progress report", "construction safety bulletin", "bid evaluation summary"),
+    ),
     "crm": _Domain(
-        ("Helios Telecom", "Bluewater Insurance", "Orchard Retail Group", "Vantage Software",
-         "Cobalt Airlines", "Pinecrest Bank"),
-        _m(("customer churn rate", "%", 1, 25, 1), ("net promoter score", " points", 5, 70, 0),
-           ("average first response time", " minutes", 2, 240, 0), ("lead conversion rate", "%", 2, 40, 1),
-           ("customer lifetime value", " USD", 200, 9000, 0), ("support ticket volume", " tickets", 1000, 90000, 0)),
-        ("a redesigned onboarding journey", "a price increase on the basic plan",
-         "the launch of a self-service portal", "staff turnover in the contact centre"),
+        (
+            "Helios Telecom",
+            "Bluewater Insurance",
+            "Orchard Retail Group",
+            "Vantage Software",
+            "Cobalt Airlines",
+            "Pinecrest Bank",
+        ),
+        _m(
+            ("customer churn rate", "%", 1, 25, 1),
+            ("net promoter score", " points", 5, 70, 0),
+            ("average first response time", " minutes", 2, 240, 0),
+            ("lead conversion rate", "%", 2, 40, 1),
+            ("customer lifetime value", " USD", 200, 9000, 0),
+            ("support ticket volume", " tickets", 1000, 90000, 0),
+        ),
+        (
+            "a redesigned onboarding journey",
+            "a price increase on the basic plan",
+            "the launch of a self-service portal",
+            "staff turnover in the contact centre",
+        ),
         ("customer retention", "service quality", "the sales pipeline", "customer satisfaction"),
-        ("customer experience report", "CRM platform white paper", "quarterly sales review")),
+        ("customer experience report", "CRM platform white paper", "quarterly sales review"),
+    ),
     "education": _Domain(
-        ("Lakeside Community College", "Westbrook School District", "Northern State University",
-         "Maple Grove Academy", "Riverton Technical Institute", "Hillcrest Primary School"),
-        _m(("graduation rate", "%", 55, 98, 1), ("student-teacher ratio", " students per teacher", 9, 32, 1),
-           ("enrolment", " students", 300, 40000, 0), ("average test score", " points", 180, 320, 0),
-           ("spending per pupil", " USD", 6000, 24000, 0), ("first-year retention rate", "%", 60, 97, 1)),
-        ("an expanded tutoring programme", "changes to admission requirements",
-         "new state funding for teachers", "the move to online instruction"),
+        (
+            "Lakeside Community College",
+            "Westbrook School District",
+            "Northern State University",
+            "Maple Grove Academy",
+            "Riverton Technical Institute",
+            "Hillcrest Primary School",
+        ),
+        _m(
+            ("graduation rate", "%", 55, 98, 1),
+            ("student-teacher ratio", " students per teacher", 9, 32, 1),
+            ("enrolment", " students", 300, 40000, 0),
+            ("average test score", " points", 180, 320, 0),
+            ("spending per pupil", " USD", 6000, 24000, 0),
+            ("first-year retention rate", "%", 60, 97, 1),
+        ),
+        (
+            "an expanded tutoring programme",
+            "changes to admission requirements",
+            "new state funding for teachers",
+            "the move to online instruction",
+        ),
         ("student outcomes", "school funding", "enrolment trends", "teaching staff"),
-        ("district performance report", "accreditation self-study", "education policy brief")),
+        ("district performance report", "accreditation self-study", "education policy brief"),
+    ),
     "energy": _Domain(
-        ("the Westwind Offshore Farm", "the Sunridge Solar Park", "the Coldwater Hydro Station",
-         "the Prairie Grid Cooperative", "the Harbour Gas Terminal", "the Redrock Geothermal Plant"),
-        _m(("installed capacity", " MW", 20, 1800, 0), ("capacity factor", "%", 15, 92, 1),
-           ("annual generation", " GWh", 40, 9000, 0), ("carbon intensity", " gCO2 per kWh", 5, 650, 0),
-           ("levelised cost of electricity", " USD per MWh", 25, 140, 1), ("grid availability", "%", 90, 99.9, 1)),
-        ("lower wind speeds than forecast", "a planned turbine maintenance campaign",
-         "new battery storage coming online", "higher natural gas prices"),
+        (
+            "the Westwind Offshore Farm",
+            "the Sunridge Solar Park",
+            "the Coldwater Hydro Station",
+            "the Prairie Grid Cooperative",
+            "the Harbour Gas Terminal",
+            "the Redrock Geothermal Plant",
+        ),
+        _m(
+            ("installed capacity", " MW", 20, 1800, 0),
+            ("capacity factor", "%", 15, 92, 1),
+            ("annual generation", " GWh", 40, 9000, 0),
+            ("carbon intensity", " gCO2 per kWh", 5, 650, 0),
+            ("levelised cost of electricity", " USD per MWh", 25, 140, 1),
+            ("grid availability", "%", 90, 99.9, 1),
+        ),
+        (
+            "lower wind speeds than forecast",
+            "a planned turbine maintenance campaign",
+            "new battery storage coming online",
+            "higher natural gas prices",
+        ),
         ("the generation mix", "plant performance", "emissions", "electricity costs"),
-        ("annual energy outlook", "plant operations report", "grid reliability assessment")),
+        ("annual energy outlook", "plant operations report", "grid reliability assessment"),
+    ),
     "finance": _Domain(
-        ("Harborview Bank", "Stonegate Capital", "the Alder Pension Fund", "Crescent Insurance Group",
-         "Tidewater Credit Union", "Summit Asset Management"),
-        _m(("net interest margin", "%", 1.2, 4.8, 2), ("return on equity", "%", 3, 22, 1),
-           ("total assets", " billion USD", 1, 900, 1), ("cost-to-income ratio", "%", 35, 80, 1),
-           ("non-performing loan ratio", "%", 0.3, 9, 2), ("dividend per share", " USD", 0.1, 6, 2)),
-        ("higher policy interest rates", "lower loan-loss provisions", "a one-off restructuring charge",
-         "strong growth in fee income"),
+        (
+            "Harborview Bank",
+            "Stonegate Capital",
+            "the Alder Pension Fund",
+            "Crescent Insurance Group",
+            "Tidewater Credit Union",
+            "Summit Asset Management",
+        ),
+        _m(
+            ("net interest margin", "%", 1.2, 4.8, 2),
+            ("return on equity", "%", 3, 22, 1),
+            ("total assets", " billion USD", 1, 900, 1),
+            ("cost-to-income ratio", "%", 35, 80, 1),
+            ("non-performing loan ratio", "%", 0.3, 9, 2),
+            ("dividend per share", " USD", 0.1, 6, 2),
+        ),
+        (
+            "higher policy interest rates",
+            "lower loan-loss provisions",
+            "a one-off restructuring charge",
+            "strong growth in fee income",
+        ),
         ("profitability", "asset quality", "the capital position", "shareholder returns"),
-        ("annual financial report", "investor presentation", "credit rating note")),
+        ("annual financial report", "investor presentation", "credit rating note"),
+    ),
     "healthcare": _Domain(
-        ("Saint Aldric Hospital", "Meadowbrook Clinic", "the Northshore Health Network",
-         "Cedar Valley Medical Centre", "Bayview Children's Hospital", "Oakridge Rehabilitation Centre"),
-        _m(("average length of stay", " days", 2, 14, 1), ("30-day readmission rate", "%", 4, 22, 1),
-           ("bed occupancy rate", "%", 60, 98, 1), ("vaccination coverage", "%", 50, 98, 1),
-           ("median waiting time", " minutes", 10, 240, 0), ("patient satisfaction score", " out of 100", 55, 95, 0)),
-        ("a new discharge planning protocol", "a seasonal influenza outbreak", "additional nursing staff",
-         "the opening of a day-surgery unit"),
+        (
+            "Saint Aldric Hospital",
+            "Meadowbrook Clinic",
+            "the Northshore Health Network",
+            "Cedar Valley Medical Centre",
+            "Bayview Children's Hospital",
+            "Oakridge Rehabilitation Centre",
+        ),
+        _m(
+            ("average length of stay", " days", 2, 14, 1),
+            ("30-day readmission rate", "%", 4, 22, 1),
+            ("bed occupancy rate", "%", 60, 98, 1),
+            ("vaccination coverage", "%", 50, 98, 1),
+            ("median waiting time", " minutes", 10, 240, 0),
+            ("patient satisfaction score", " out of 100", 55, 95, 0),
+        ),
+        (
+            "a new discharge planning protocol",
+            "a seasonal influenza outbreak",
+            "additional nursing staff",
+            "the opening of a day-surgery unit",
+        ),
         ("patient outcomes", "hospital capacity", "preventive care", "access to services"),
-        ("clinical quality report", "public health bulletin", "hospital annual review")),
+        ("clinical quality report", "public health bulletin", "hospital annual review"),
+    ),
     "legal": _Domain(
-        ("the Commercial Court", "the Appeals Tribunal", "the Data Protection Authority",
-         "the Competition Commission", "the Labour Relations Board", "the Consumer Ombudsman"),
-        _m(("case backlog", " cases", 200, 20000, 0), ("average time to judgment", " days", 40, 700, 0),
-           ("appeal success rate", "%", 5, 45, 1), ("total fines imposed", " million EUR", 0.5, 900, 1),
-           ("settlement rate", "%", 20, 85, 1), ("number of complaints received", " complaints", 100, 30000, 0)),
-        ("new procedural rules for small claims", "a surge in cross-border disputes",
-         "the appointment of additional judges", "a landmark ruling that clarified liability"),
+        (
+            "the Commercial Court",
+            "the Appeals Tribunal",
+            "the Data Protection Authority",
+            "the Competition Commission",
+            "the Labour Relations Board",
+            "the Consumer Ombudsman",
+        ),
+        _m(
+            ("case backlog", " cases", 200, 20000, 0),
+            ("average time to judgment", " days", 40, 700, 0),
+            ("appeal success rate", "%", 5, 45, 1),
+            ("total fines imposed", " million EUR", 0.5, 900, 1),
+            ("settlement rate", "%", 20, 85, 1),
+            ("number of complaints received", " complaints", 100, 30000, 0),
+        ),
+        (
+            "new procedural rules for small claims",
+            "a surge in cross-border disputes",
+            "the appointment of additional judges",
+            "a landmark ruling that clarified liability",
+        ),
         ("the caseload", "enforcement activity", "procedural efficiency", "complaint handling"),
-        ("annual judicial statistics report", "regulatory enforcement review", "legal practice guidance note")),
+        ("annual judicial statistics report", "regulatory enforcement review", "legal practice guidance note"),
+    ),
 }
 
 
@@ -198,32 +335,48 @@ def _a(word: str) -> str:
 
 
 def _value_fact(entity: str, metric: str, year: int, value: str) -> dict[str, str]:
-    return {"chunk": f"{cap(entity)} recorded {_a(metric)} of {value} in {year}.",
-            "img": f"The chart shows {_a(metric)} of {value} for {entity} in {year}.",
-            "tab": f"{cap(metric)} for {entity} in {year}: {value}."}
+    return {
+        "chunk": f"{cap(entity)} recorded {_a(metric)} of {value} in {year}.",
+        "img": f"The chart shows {_a(metric)} of {value} for {entity} in {year}.",
+        "tab": f"{cap(metric)} for {entity} in {year}: {value}.",
+    }
 
 
 def _cause_fact(metric: str, cause: str) -> dict[str, str]:
-    return {"chunk": f"The report attributes the change in {metric} to {cause}.",
-            "img": f"A note under the chart attributes the change in {metric} to {cause}.",
-            "tab": f"A table footnote attributes the change in {metric} to {cause}."}
+    return {
+        "chunk": f"The report attributes the change in {metric} to {cause}.",
+        "img": f"A note under the chart attributes the change in {metric} to {cause}.",
+        "tab": f"A table footnote attributes the change in {metric} to {cause}.",
+    }
 
 
 def _context_fact(kind: str, d: _Draft, rng: random.Random) -> str:
     """A fact about the evidence item itself, not needed for the answer."""
     if kind == "chunk":
-        return rng.choice((f"The {d.doc_kind} discusses {d.topic} at {d.entity}.",
-                           f"This section reviews {d.topic} for {d.entity} in {d.year}.",
-                           f"The text explains how the {d.metric} of {d.entity} is measured.",
-                           f"The {d.doc_kind} compares {d.entity} with its peers on {d.topic}."))
+        return rng.choice(
+            (
+                f"The {d.doc_kind} discusses {d.topic} at {d.entity}.",
+                f"This section reviews {d.topic} for {d.entity} in {d.year}.",
+                f"The text explains how the {d.metric} of {d.entity} is measured.",
+                f"The {d.doc_kind} compares {d.entity} with its peers on {d.topic}.",
+            )
+        )
     if kind == "img":
         chart = rng.choice(_CHARTS)
-        return rng.choice((f"The figure is a {chart} of the {d.metric} of {d.entity} from {d.year - 4} to {d.year}.",
-                           f"The chart's vertical axis shows the {d.metric}.",
-                           f"The figure caption names {d.entity} as the subject."))
-    return rng.choice((f"The table reports the {d.metric} of {d.entity} for each year from {d.year - 4} to {d.year}.",
-                       f"The table's last column gives the {d.metric}.",
-                       f"The table header names {d.entity} and the years covered."))
+        return rng.choice(
+            (
+                f"The figure is a {chart} of the {d.metric} of {d.entity} from {d.year - 4} to {d.year}.",
+                f"The chart's vertical axis shows the {d.metric}.",
+                f"The figure caption names {d.entity} as the subject.",
+            )
+        )
+    return rng.choice(
+        (
+            f"The table reports the {d.metric} of {d.entity} for each year from {d.year - 4} to {d.year}.",
+            f"The table's last column gives the {d.metric}.",
+            f"The table header names {d.entity} and the years covered.",
+        )
+    )
 
 
 def _two_values(rng: random.Random, metric: _Metric) -> tuple[float, float, str]:
@@ -246,8 +399,7 @@ def _draft(rng: random.Random, dom: _Domain, qtype: str, as_dict: bool) -> _Draf
     if as_dict:  # a table question whose published answer is a JSON object, not text
         m2 = rng.choice([x for x in dom.metrics if x is not metric])
         names = [entity, other] + [third] * (rng.random() < 0.5)
-        d.question = (f"What {m} and {m2.name} does the {doc_kind} report for "
-                      f"{', '.join(names[:-1])} and {names[-1]} in {year}?")
+        d.question = f"What {m} and {m2.name} does the {doc_kind} report for {', '.join(names[:-1])} and {names[-1]} in {year}?"
         d.answer = {}
         for name in names:
             values = {m: metric.text(metric.draw(rng)), m2.name: m2.text(m2.draw(rng))}
@@ -255,8 +407,12 @@ def _draft(rng: random.Random, dom: _Domain, qtype: str, as_dict: bool) -> _Draf
             d.facts += [_value_fact(name, key, year, value) for key, value in values.items()]
     elif qtype == "factual_retrieval":
         v, v0, _ = _two_values(rng, metric)
-        d.question = rng.choice((f"What {m} did {entity} report for {year} in the {doc_kind}?",
-                                 f"According to the {doc_kind}, what was the {m} of {entity} in {year}?"))
+        d.question = rng.choice(
+            (
+                f"What {m} did {entity} report for {year} in the {doc_kind}?",
+                f"According to the {doc_kind}, what was the {m} of {entity} in {year}?",
+            )
+        )
         d.answer = f"The {m} of {entity} was {metric.text(v)} in {year}."
         d.facts = [_value_fact(entity, m, year, metric.text(v))]
         if rng.random() < 0.5:
@@ -264,35 +420,48 @@ def _draft(rng: random.Random, dom: _Domain, qtype: str, as_dict: bool) -> _Draf
             d.facts.append(_value_fact(entity, m, year - 1, metric.text(v0)))
     elif qtype in ("comparison", "comparative_analysis"):
         v1, v2, diff = _two_values(rng, metric)
-        d.question = (f"How did the {m} of {entity} compare with that of {other} in {year}?"
-                      if qtype == "comparison" else
-                      f"Which of {entity} and {other} had the higher {m} in {year}, and by how much?")
+        d.question = (
+            f"How did the {m} of {entity} compare with that of {other} in {year}?"
+            if qtype == "comparison"
+            else f"Which of {entity} and {other} had the higher {m} in {year}, and by how much?"
+        )
         higher = entity if v1 > v2 else other
-        d.answer = (f"In {year}, the {m} of {entity} was {metric.text(v1)}, while {other} reported "
-                    f"{metric.text(v2)}. {cap(higher)} was higher by {diff}.")
+        d.answer = (
+            f"In {year}, the {m} of {entity} was {metric.text(v1)}, while {other} reported "
+            f"{metric.text(v2)}. {cap(higher)} was higher by {diff}."
+        )
         d.facts = [_value_fact(entity, m, year, metric.text(v1)), _value_fact(other, m, year, metric.text(v2))]
     elif qtype == "temporal_comparison":
         v1, v2, diff = _two_values(rng, metric)
         y1 = year - rng.randint(2, 6)
         verb, noun = ("rose", "a rise") if v2 > v1 else ("fell", "a fall")
         d.question = f"How did the {m} of {entity} change between {y1} and {year}?"
-        d.answer = (f"The {m} of {entity} {verb} from {metric.text(v1)} in {y1} to {metric.text(v2)} in {year}. "
-                    f"This is {noun} of {diff} over {year - y1} years.")
+        d.answer = (
+            f"The {m} of {entity} {verb} from {metric.text(v1)} in {y1} to {metric.text(v2)} in {year}. "
+            f"This is {noun} of {diff} over {year - y1} years."
+        )
         d.facts = [_value_fact(entity, m, y1, metric.text(v1)), _value_fact(entity, m, year, metric.text(v2))]
     elif qtype == "causal_reasoning":
         v0, v1, _ = _two_values(rng, metric)
         verb, noun = ("rose", "increase") if v1 > v0 else ("fell", "decrease")
         d.question = f"What explains the {noun} in the {m} of {entity} in {year}?"
-        d.answer = (f"The {m} of {entity} {verb} from {metric.text(v0)} in {year - 1} to {metric.text(v1)} "
-                    f"in {year}. The {doc_kind} attributes this change mainly to {cause}.")
-        d.facts = [_value_fact(entity, m, year - 1, metric.text(v0)),
-                   _value_fact(entity, m, year, metric.text(v1)), _cause_fact(m, cause)]
+        d.answer = (
+            f"The {m} of {entity} {verb} from {metric.text(v0)} in {year - 1} to {metric.text(v1)} "
+            f"in {year}. The {doc_kind} attributes this change mainly to {cause}."
+        )
+        d.facts = [
+            _value_fact(entity, m, year - 1, metric.text(v0)),
+            _value_fact(entity, m, year, metric.text(v1)),
+            _cause_fact(m, cause),
+        ]
     elif qtype == "summarization":
         metrics = rng.sample(dom.metrics, 3)
         texts = [x.text(x.draw(rng)) for x in metrics]
         d.question = f"Summarize the key figures on {topic} that the {doc_kind} reports for {entity} in {year}."
-        d.answer = (f"In {year}, the {metrics[0].name} of {entity} was {texts[0]}. "
-                    f"Its {metrics[1].name} stood at {texts[1]}, and its {metrics[2].name} reached {texts[2]}.")
+        d.answer = (
+            f"In {year}, the {metrics[0].name} of {entity} was {texts[0]}. "
+            f"Its {metrics[1].name} stood at {texts[1]}, and its {metrics[2].name} reached {texts[2]}."
+        )
         d.facts = [_value_fact(entity, x.name, year, t) for x, t in zip(metrics, texts)]
     else:
         raise ValueError(f"unknown question type {qtype!r}")
@@ -306,8 +475,7 @@ def _layout(rng: random.Random, atype: str) -> tuple[list[str], list[str]]:
     elif atype == "image_only":
         used = ["img"] * rng.choice((1, 1, 1, 2, 2, 3))
     elif atype == "image_plus_text_as_answer":
-        used = (["img"] * rng.choice((1, 1, 2, 3)) + ["tab"] * (rng.random() < 0.05)
-                + ["chunk"] * rng.choice((1, 1, 2)))
+        used = ["img"] * rng.choice((1, 1, 2, 3)) + ["tab"] * (rng.random() < 0.05) + ["chunk"] * rng.choice((1, 1, 2))
     else:
         used = ["tab"] * rng.choice((1, 1, 2)) + ["chunk"] * rng.choice((0, 1, 1, 1, 1))
     unused = []
@@ -327,8 +495,7 @@ class _DocState:
     figures: int
 
 
-def _unidoc_question(rng: random.Random, domain: str, qtype: str, atype: str,
-                     doc: str, state: _DocState, as_dict: bool) -> dict:
+def _unidoc_question(rng: random.Random, domain: str, qtype: str, atype: str, doc: str, state: _DocState, as_dict: bool) -> dict:
     d = _draft(rng, _DOMAINS[domain], qtype, as_dict)
     used, unused = _layout(rng, atype)
     # Round-robin: figures and tables come first in `used`, so with a single
@@ -353,21 +520,30 @@ def _unidoc_question(rng: random.Random, domain: str, qtype: str, atype: str,
             spans.add((page, end))
             span = f"pg{page}" if end == page else f"pg{page}_pg{end}"
             chunk_id = 3 * (page - 1) + end - page  # one id per page range, so a reused chunk keeps its path
-            item = {"used": item_facts is not None,
-                    "metadata": {"source": f"{_SOURCE_ROOT}/{domain}_database/{doc}_id_{chunk_id}_{span}.txt"}}
+            item = {
+                "used": item_facts is not None,
+                "metadata": {"source": f"{_SOURCE_ROOT}/{domain}_database/{doc}_id_{chunk_id}_{span}.txt"},
+            }
             if item_facts is not None:  # unused text chunks carry no facts key at all
                 item["facts"] = item_facts
         else:
             state.figures += rng.randint(1, 3)
             name = "figure" if kind == "img" else "table"
-            item = {"used": item_facts is not None,
-                    "metadata": f"{_SOURCE_ROOT}/{domain}_figures/{doc}/{name}-{page}-{state.figures}.jpg",
-                    "facts": item_facts or []}
+            item = {
+                "used": item_facts is not None,
+                "metadata": f"{_SOURCE_ROOT}/{domain}_figures/{doc}/{name}-{page}-{state.figures}.jpg",
+                "facts": item_facts or [],
+            }
         items[kind].append(item)
     rng.shuffle(items["chunk"])
     chunk_used = {f"{kind}_{i}": item for kind in ("chunk", "img", "tab") for i, item in enumerate(items[kind])}
-    return {"rewritten_question_obscured": d.question, "complete_answer": d.answer,
-            "chunk_used": chunk_used, "question_type": qtype, "answer_type": atype}
+    return {
+        "rewritten_question_obscured": d.question,
+        "complete_answer": d.answer,
+        "chunk_used": chunk_used,
+        "question_type": qtype,
+        "answer_type": atype,
+    }
 
 
 def _unidoc_domain(seed: int, domain: str, n: int, dict_at: int | None) -> list[dict]:
@@ -416,8 +592,29 @@ _FIGURE_SOURCE = re.compile(r"([^/]+)/(?:figure|table)-(\d+)-\d+\.\w+$")
 _MODALITY = {"chunk": "text", "img": "image", "tab": "table"}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
 _WORD = re.compile(r"\w+")
-_FUNCTION_WORDS = frozenset(("a", "an", "and", "at", "by", "for", "from", "in", "is", "its", "of", "on", "the",
-                             "this", "to", "was", "were", "while", "with"))
+_FUNCTION_WORDS = frozenset(
+    (
+        "a",
+        "an",
+        "and",
+        "at",
+        "by",
+        "for",
+        "from",
+        "in",
+        "is",
+        "its",
+        "of",
+        "on",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "while",
+        "with",
+    )
+)
 _UNSUPPORTED = (
     "Analysts expect this trend to continue over the next five years.",
     "The figures were independently audited by an external firm.",
@@ -475,13 +672,14 @@ def _read_unidoc(gold_dir: Path) -> list[_UnidocQuestion]:
                 max_page = max(max_page, end)
                 if item["used"] and (doc, start, end) not in seen:
                     seen.add((doc, start, end))
-                    contexts.append(_Evidence(doc, start, end, _MODALITY[key.rsplit("_", 1)[0]],
-                                              _words(" ".join(item.get("facts", [])))))
+                    contexts.append(
+                        _Evidence(doc, start, end, _MODALITY[key.rsplit("_", 1)[0]], _words(" ".join(item.get("facts", []))))
+                    )
             answer = q["complete_answer"]
-            sentences = (_flatten(answer) if isinstance(answer, dict)
-                         else [s for s in _SENTENCE_END.split(answer.strip()) if s])
-            out.append(_UnidocQuestion(f"{domain}-{i:04d}", domain, q["rewritten_question_obscured"],
-                                       sentences, contexts, max_page))
+            sentences = _flatten(answer) if isinstance(answer, dict) else [s for s in _SENTENCE_END.split(answer.strip()) if s]
+            out.append(
+                _UnidocQuestion(f"{domain}-{i:04d}", domain, q["rewritten_question_obscured"], sentences, contexts, max_page)
+            )
     return out
 
 
@@ -506,8 +704,7 @@ class _UnidocProfile:
     ext: str = ".jsonl"
 
     def system(self) -> dict:
-        out = {"name": self.name, "organization": self.organization, "paradigm": self.paradigm,
-               "retriever": self.retriever}
+        out = {"name": self.name, "organization": self.organization, "paradigm": self.paradigm, "retriever": self.retriever}
         if self.generator:
             out["generator"] = self.generator
         out.update(link=link(self.slug), description=self.description, top_k=10)
@@ -515,35 +712,121 @@ class _UnidocProfile:
 
 
 _UNIDOC_SYSTEMS = (
-    _UnidocProfile("TextRAG: BGE-M3 + Qwen2.5-7B", "textrag-bge-m3-qwen2-5-7b", "Demo Lab A", "text",
-                   "BGE-M3 over OCR text chunks", "Qwen2.5-7B-Instruct",
-                   "Text-only pipeline: parsed text chunks, dense retrieval, text LLM.",
-                   ("text",), {"text": 0.85, "image": 0.15, "table": 0.5}, 1.6, 0.3, 0.85, 0.15, 0.25),
-    _UnidocProfile("ColPali pages + Qwen2.5-VL-7B", "colpali-qwen2-5-vl-7b", "Demo Lab B", "image",
-                   "colpali-v1.3 over page images", "Qwen2.5-VL-7B-Instruct",
-                   "Image-only pipeline: page screenshots, late-interaction retrieval, VLM reader.",
-                   ("image",), {"text": 0.45, "image": 0.85, "table": 0.7}, 1.6, 0.2, 0.8, 0.15, 0.25),
-    _UnidocProfile("Joint MM embedding (GME-7B) + GPT-4o-mini", "gme-7b-gpt-4o-mini", "Demo Lab C", "mm-joint",
-                   "GME-Qwen2-VL-7B joint text-image index", "gpt-4o-mini",
-                   "One multimodal embedding space for text chunks, figures and tables.",
-                   ("text", "image"), {"text": 0.7, "image": 0.7, "table": 0.65}, 1.7, 0.3, 0.85, 0.2, 0.2),
-    _UnidocProfile("MM fusion: BGE-M3 + ColQwen2, RRF + GPT-4o", "mm-fusion-rrf-gpt-4o", "Demo Lab A", "mm-fusion",
-                   "BGE-M3 (text) and colqwen2-v1.0 (images), reciprocal rank fusion", "gpt-4o",
-                   "Separate text and image retrievers fused with RRF; the strongest demo system.",
-                   ("text", "image", "table"), {"text": 0.88, "image": 0.85, "table": 0.82}, 2.2, 0.4,
-                   0.92, 0.25, 0.1, with_question=True),
-    _UnidocProfile("BM25 + Llama-3.1-8B (baseline)", "bm25-llama-3-1-8b", "Demo Baselines", "text",
-                   "BM25 over OCR text", "Llama-3.1-8B-Instruct",
-                   "Lexical baseline: no layout, no images.",
-                   ("text",), {"text": 0.5, "image": 0.08, "table": 0.3}, 0.8, 0.1, 0.7, 0.1, 0.45, ext=".json"),
-    _UnidocProfile("Jina-CLIP v2 retrieval only", "jina-clip-v2-retrieval", "Demo Lab D", "mm-joint",
-                   "jina-clip-v2 joint index", None,
-                   "Retrieval-only run: no generated answers, so no judge metrics.",
-                   ("text", "image"), {"text": 0.72, "image": 0.75, "table": 0.7}, 1.5, 0.25, 0, 0, 0),
-    _UnidocProfile("VisRAG-Ret + MiniCPM-V (partial run)", "visrag-minicpm-v-partial", "Demo Lab E", "image",
-                   "VisRAG-Ret over page images", "MiniCPM-V-2.6",
-                   "Covers about 80% of the questions: the rest count as missing.",
-                   ("image",), {"text": 0.5, "image": 0.8, "table": 0.72}, 1.4, 0.2, 0.8, 0.15, 0.3, coverage=0.8),
+    _UnidocProfile(
+        "TextRAG: BGE-M3 + Qwen2.5-7B",
+        "textrag-bge-m3-qwen2-5-7b",
+        "Demo Lab A",
+        "text",
+        "BGE-M3 over OCR text chunks",
+        "Qwen2.5-7B-Instruct",
+        "Text-only pipeline: parsed text chunks, dense retrieval, text LLM.",
+        ("text",),
+        {"text": 0.85, "image": 0.15, "table": 0.5},
+        1.6,
+        0.3,
+        0.85,
+        0.15,
+        0.25,
+    ),
+    _UnidocProfile(
+        "ColPali pages + Qwen2.5-VL-7B",
+        "colpali-qwen2-5-vl-7b",
+        "Demo Lab B",
+        "image",
+        "colpali-v1.3 over page images",
+        "Qwen2.5-VL-7B-Instruct",
+        "Image-only pipeline: page screenshots, late-interaction retrieval, VLM reader.",
+        ("image",),
+        {"text": 0.45, "image": 0.85, "table": 0.7},
+        1.6,
+        0.2,
+        0.8,
+        0.15,
+        0.25,
+    ),
+    _UnidocProfile(
+        "Joint MM embedding (GME-7B) + GPT-4o-mini",
+        "gme-7b-gpt-4o-mini",
+        "Demo Lab C",
+        "mm-joint",
+        "GME-Qwen2-VL-7B joint text-image index",
+        "gpt-4o-mini",
+        "One multimodal embedding space for text chunks, figures and tables.",
+        ("text", "image"),
+        {"text": 0.7, "image": 0.7, "table": 0.65},
+        1.7,
+        0.3,
+        0.85,
+        0.2,
+        0.2,
+    ),
+    _UnidocProfile(
+        "MM fusion: BGE-M3 + ColQwen2, RRF + GPT-4o",
+        "mm-fusion-rrf-gpt-4o",
+        "Demo Lab A",
+        "mm-fusion",
+        "BGE-M3 (text) and colqwen2-v1.0 (images), reciprocal rank fusion",
+        "gpt-4o",
+        "Separate text and image retrievers fused with RRF; the strongest demo system.",
+        ("text", "image", "table"),
+        {"text": 0.88, "image": 0.85, "table": 0.82},
+        2.2,
+        0.4,
+        0.92,
+        0.25,
+        0.1,
+        with_question=True,
+    ),
+    _UnidocProfile(
+        "BM25 + Llama-3.1-8B (baseline)",
+        "bm25-llama-3-1-8b",
+        "Demo Baselines",
+        "text",
+        "BM25 over OCR text",
+        "Llama-3.1-8B-Instruct",
+        "Lexical baseline: no layout, no images.",
+        ("text",),
+        {"text": 0.5, "image": 0.08, "table": 0.3},
+        0.8,
+        0.1,
+        0.7,
+        0.1,
+        0.45,
+        ext=".json",
+    ),
+    _UnidocProfile(
+        "Jina-CLIP v2 retrieval only",
+        "jina-clip-v2-retrieval",
+        "Demo Lab D",
+        "mm-joint",
+        "jina-clip-v2 joint index",
+        None,
+        "Retrieval-only run: no generated answers, so no judge metrics.",
+        ("text", "image"),
+        {"text": 0.72, "image": 0.75, "table": 0.7},
+        1.5,
+        0.25,
+        0,
+        0,
+        0,
+    ),
+    _UnidocProfile(
+        "VisRAG-Ret + MiniCPM-V (partial run)",
+        "visrag-minicpm-v-partial",
+        "Demo Lab E",
+        "image",
+        "VisRAG-Ret over page images",
+        "MiniCPM-V-2.6",
+        "Covers about 80% of the questions: the rest count as missing.",
+        ("image",),
+        {"text": 0.5, "image": 0.8, "table": 0.72},
+        1.4,
+        0.2,
+        0.8,
+        0.15,
+        0.3,
+        coverage=0.8,
+    ),
 )
 
 
@@ -582,8 +865,7 @@ def _unidoc_record(p: _UnidocProfile, q: _UnidocQuestion, docs: list[str], rng: 
         record["question"] = q.question
     record["retrieved"] = [{"doc": d, "pages": list(pages), "modality": m} for d, pages, m in top]
     if p.generator:
-        found = [c for c in q.contexts if any(d == c.doc and pg[0] <= c.end and c.start <= pg[-1]
-                                              for d, pg, _ in top)]
+        found = [c for c in q.contexts if any(d == c.doc and pg[0] <= c.end and c.start <= pg[-1] for d, pg, _ in top)]
         record["answer"] = _unidoc_answer(p, q, found, rng)
     return record
 
@@ -609,12 +891,14 @@ def _unsupported(rng: random.Random, sentences: list[str]) -> str:
     """A claim the gold does not support: a gold sentence with its numbers changed, or a stock sentence."""
     numbered = [s for s in sentences if re.search(r"\d", s)]
     if numbered and rng.random() < 0.5:
+
         def change(match: re.Match) -> str:
             text = match.group(0)
             if re.fullmatch(r"(?:19|20)\d\d", text):  # keep years: the claim stays on topic
                 return text
             decimals = len(text.split(".")[1]) if "." in text else 0
             return f"{float(text.replace(',', '')) * rng.choice((0.6, 0.75, 1.3, 1.5)):,.{decimals}f}"
+
         return re.sub(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", change, rng.choice(numbered))
     return rng.choice(_UNSUPPORTED)
 
@@ -625,8 +909,9 @@ def _unidoc_submission(p: _UnidocProfile, questions: list[_UnidocQuestion], seed
     for q in questions:
         docs_by_domain.setdefault(q.domain, []).extend(c.doc for c in q.contexts)
     docs_by_domain = {k: sorted(set(v)) for k, v in docs_by_domain.items()}
-    records = [_unidoc_record(p, q, docs_by_domain[q.domain], rng)
-               for q in questions if p.coverage >= 1 or rng.random() < p.coverage]
+    records = [
+        _unidoc_record(p, q, docs_by_domain[q.domain], rng) for q in questions if p.coverage >= 1 or rng.random() < p.coverage
+    ]
     return submission_bytes(TRACK, p.system(), records, p.ext)
 
 
@@ -647,12 +932,23 @@ def _random_unidoc_profile(rng: random.Random, i: int, ext: str) -> _UnidocProfi
     retriever, generator = rng.choice(RETRIEVERS), rng.choice(GENERATORS)
     answers = rng.random() < 0.85
     return _UnidocProfile(
-        f"{retriever} + {generator if answers else 'no generator'} (run {i:04d})", f"bench-unidoc-{i:04d}",
-        f"Benchmark Org {i % 37:02d}", paradigm, retriever, generator if answers else None,
-        "Synthetic benchmark submission.", modalities,
+        f"{retriever} + {generator if answers else 'no generator'} (run {i:04d})",
+        f"bench-unidoc-{i:04d}",
+        f"Benchmark Org {i % 37:02d}",
+        paradigm,
+        retriever,
+        generator if answers else None,
+        "Synthetic benchmark submission.",
+        modalities,
         {k: min(0.98, max(0.02, v + rng.uniform(-0.15, 0.1))) for k, v in hit.items()},
-        rng.uniform(0.6, 2.4), rng.uniform(0, 0.4), rng.uniform(0.6, 0.95), rng.uniform(0.05, 0.3),
-        rng.uniform(0.05, 0.5), coverage=0.8 if rng.random() < 0.1 else 1.0, ext=ext)
+        rng.uniform(0.6, 2.4),
+        rng.uniform(0, 0.4),
+        rng.uniform(0.6, 0.95),
+        rng.uniform(0.05, 0.3),
+        rng.uniform(0.05, 0.5),
+        coverage=0.8 if rng.random() < 0.1 else 1.0,
+        ext=ext,
+    )
 
 
 # --------------------------------------------------------------------------- the generator
@@ -663,8 +959,9 @@ def demo_submissions(gold: Path, seed: int) -> list[Submission]:
     return [(p.slug + p.ext, _unidoc_submission(p, questions, seed)) for p in _UNIDOC_SYSTEMS]
 
 
-def bench_submissions(gold: Path, exts: list[str], rng: random.Random, seed: int, *,
-                      questions_per_domain: int | None = None) -> list[Submission]:
+def bench_submissions(
+    gold: Path, exts: list[str], rng: random.Random, seed: int, *, questions_per_domain: int | None = None
+) -> list[Submission]:
     """One submission per entry of `exts`; `questions_per_domain`: answer only the first k of each domain."""
     questions = _read_unidoc(gold)
     if questions_per_domain is not None:
@@ -676,6 +973,12 @@ def bench_submissions(gold: Path, exts: list[str], rng: random.Random, seed: int
     return out
 
 
-GENERATOR = DemoGenerator(TRACK, make_gold, demo_submissions, bench_submissions, benchmark="UniDoc-Bench",
-                          gold_layout="`gold/unidoc/<domain>.json`: per-domain question files (published schema)",
-                          options=frozenset({"questions_per_domain"}))
+GENERATOR = DemoGenerator(
+    TRACK,
+    make_gold,
+    demo_submissions,
+    bench_submissions,
+    benchmark="UniDoc-Bench",
+    gold_layout="`gold/unidoc/<domain>.json`: per-domain question files (published schema)",
+    options=frozenset({"questions_per_domain"}),
+)

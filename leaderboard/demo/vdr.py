@@ -91,8 +91,7 @@ class _VdrProfile:
 def _profile_vdr(model: str, method: str, ratio: float, org: str, description: str, **kw) -> _VdrProfile:
     label = "uncompressed" if method == "none" else f"{method} {ratio:.0%}"
     slug = f"{model}-{method}" + ("" if method == "none" else f"-{round(ratio * 100)}")
-    return _VdrProfile(f"{model} ({label})", slug.lower().replace(".", "-"), org, model, method, ratio,
-                       description, **kw)
+    return _VdrProfile(f"{model} ({label})", slug.lower().replace(".", "-"), org, model, method, ratio, description, **kw)
 
 
 _VDR_SYSTEMS = (
@@ -101,20 +100,27 @@ _VDR_SYSTEMS = (
     _profile_vdr("colqwen2-v1.0", "prune", 0.75, "Demo Lab A", "Attention-score token pruning."),
     _profile_vdr("colqwen2-v1.0", "merge", 0.5, "Demo Lab B", "Semantic clustering of patch vectors."),
     _profile_vdr("colqwen2-v1.0", "merge", 0.75, "Demo Lab B", "Semantic clustering of patch vectors."),
-    _profile_vdr("colqwen2-v1.0", "merge", 0.9, "Demo Lab B", "Semantic clustering of patch vectors.",
-                 ext=".jsonl.gz"),
+    _profile_vdr("colqwen2-v1.0", "merge", 0.9, "Demo Lab B", "Semantic clustering of patch vectors.", ext=".jsonl.gz"),
     _profile_vdr("colqwen2-v1.0", "prune-then-merge", 0.75, "Demo Lab C", "Prune background patches, then merge."),
-    _profile_vdr("colqwen2-v1.0", "prune-then-merge", 0.9, "Demo Lab C", "Prune background patches, then merge.",
-                 ext=".jsonl.gz"),
-    _profile_vdr("colpali-v1.3", "none", 0.0, "Demo Lab D", "Full multi-vector index, no compression.",
-                 with_bytes=False, ext=".json"),
+    _profile_vdr(
+        "colqwen2-v1.0", "prune-then-merge", 0.9, "Demo Lab C", "Prune background patches, then merge.", ext=".jsonl.gz"
+    ),
+    _profile_vdr(
+        "colpali-v1.3", "none", 0.0, "Demo Lab D", "Full multi-vector index, no compression.", with_bytes=False, ext=".json"
+    ),
     _profile_vdr("colpali-v1.3", "merge", 0.75, "Demo Lab D", "Hierarchical token merging.", with_bytes=False),
-    _profile_vdr("colpali-v1.3", "prune", 0.9, "Demo Lab D",
-                 "Aggressive pruning; one dataset has queries without a ranking.", with_bytes=False, drop=0.1,
-                 ext=".jsonl.gz"),
+    _profile_vdr(
+        "colpali-v1.3",
+        "prune",
+        0.9,
+        "Demo Lab D",
+        "Aggressive pruning; one dataset has queries without a ranking.",
+        with_bytes=False,
+        drop=0.1,
+        ext=".jsonl.gz",
+    ),
     _profile_vdr("colsmol-256M", "none", 0.0, "Demo Lab E", "Small model, full index."),
-    _profile_vdr("colsmol-256M", "merge", 0.5, "Demo Lab E", "Small model, merged index; ViDoRe-V2 only.",
-                 datasets=VIDORE_V2),
+    _profile_vdr("colsmol-256M", "merge", 0.5, "Demo Lab E", "Small model, merged index; ViDoRe-V2 only.", datasets=VIDORE_V2),
 )
 
 
@@ -135,8 +141,9 @@ def _read_qrels(gold_dir: Path) -> dict[str, dict[str, dict[str, int]]]:
 
 def _retained(method: str, ratio: float) -> float:
     """Share of the relevance signal kept: merging degrades gracefully, pruning fast at high ratios."""
-    return {"none": 1.0, "prune": 1 - 0.5 * ratio**2, "merge": 1 - 0.2 * ratio**3,
-            "prune-then-merge": 1 - 0.3 * ratio**2.5}[method]
+    return {"none": 1.0, "prune": 1 - 0.5 * ratio**2, "merge": 1 - 0.2 * ratio**3, "prune-then-merge": 1 - 0.3 * ratio**2.5}[
+        method
+    ]
 
 
 def _ease(seed: int, dataset: str) -> float:
@@ -202,19 +209,35 @@ def _vdr_submission(p: _VdrProfile, gold: dict[str, dict[str, dict[str, int]]], 
         run = p if i == 0 else replace(p, drop=0.0)
         records += _vdr_records(run, dataset, gold[dataset], seed)
         storage[dataset] = _vdr_storage(p, dataset, len(_vdr_pool(gold[dataset], p.depth)), seed)
-    system = {"name": p.name, "organization": p.organization, "model": p.model, "method": p.method,
-              "storage": storage, "compression_target": p.ratio, "link": link(p.slug),
-              "description": p.description, "top_k": p.depth}
+    system = {
+        "name": p.name,
+        "organization": p.organization,
+        "model": p.model,
+        "method": p.method,
+        "storage": storage,
+        "compression_target": p.ratio,
+        "link": link(p.slug),
+        "description": p.description,
+        "top_k": p.depth,
+    }
     return submission_bytes(TRACK, system, records, p.ext)
 
 
 def _random_vdr_profile(rng: random.Random, i: int, ext: str, datasets: list[str]) -> _VdrProfile:
     method = rng.choice(_VDR_METHODS)
     ratio = 0.0 if method == "none" else rng.choice((0.25, 0.5, 0.6, 0.75, 0.8, 0.9, 0.95))
-    base = _profile_vdr(rng.choice(list(_VDR_MODELS)), method, ratio, f"Benchmark Org {i % 37:02d}",
-                        "Synthetic benchmark submission.", depth=100, ext=ext,
-                        with_bytes=rng.random() < 0.5, drop=0.05 if rng.random() < 0.1 else 0.0,
-                        datasets=None if rng.random() < 0.9 else tuple(rng.sample(datasets, max(1, len(datasets) // 2))))
+    base = _profile_vdr(
+        rng.choice(list(_VDR_MODELS)),
+        method,
+        ratio,
+        f"Benchmark Org {i % 37:02d}",
+        "Synthetic benchmark submission.",
+        depth=100,
+        ext=ext,
+        with_bytes=rng.random() < 0.5,
+        drop=0.05 if rng.random() < 0.1 else 0.0,
+        datasets=None if rng.random() < 0.9 else tuple(rng.sample(datasets, max(1, len(datasets) // 2))),
+    )
     return replace(base, name=f"{base.name} (run {i:04d})", slug=f"bench-vdr-{i:04d}")
 
 
@@ -237,5 +260,10 @@ def bench_submissions(gold: Path, exts: list[str], rng: random.Random, seed: int
 
 
 GENERATOR = DemoGenerator(
-    TRACK, make_gold, demo_submissions, bench_submissions, benchmark="ViDoRe",
-    gold_layout='`gold/vdr/<dataset, "/" as "__">.qrels`: TREC qrels `query_id 0 doc_id grade`')
+    TRACK,
+    make_gold,
+    demo_submissions,
+    bench_submissions,
+    benchmark="ViDoRe",
+    gold_layout='`gold/vdr/<dataset, "/" as "__">.qrels`: TREC qrels `query_id 0 doc_id grade`',
+)

@@ -89,10 +89,18 @@ def make_judge(
 
     client = build_openai_client(base_url, api_key, timeout)
     chat = ChatJSONClient(
-        client, model, concurrency=concurrency,
-        policy=RetryPolicy(max_attempts=max_attempts, malformed_retries=malformed_retries,
-                           backoff_base=backoff_base, backoff_max=backoff_max,
-                           max_consecutive_failures=max_consecutive_failures),
-        response_format=response_format, temperature=temperature, max_completion_tokens=max_completion_tokens,
+        client,
+        model,
+        concurrency=concurrency,
+        policy=RetryPolicy(
+            max_attempts=max_attempts,
+            malformed_retries=malformed_retries,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            max_consecutive_failures=max_consecutive_failures,
+        ),
+        response_format=response_format,
+        temperature=temperature,
+        max_completion_tokens=max_completion_tokens,
     )
     return LLMJudge(chat, os.fspath(cache_dir), concurrency=concurrency, max_response_chars=max_response_chars)

@@ -105,8 +105,14 @@ class JudgeCache:
     def put_gold(self, qid: str, gold_answer_sha256: str, facts: list[str], **meta: Any) -> None:
         _write_atomic(
             self._gold_path(qid),
-            {"judge": self.judge, "prompt_version": self.prompt_version, "qid": qid,
-             "gold_answer_sha256": gold_answer_sha256, "facts": facts, **meta},
+            {
+                "judge": self.judge,
+                "prompt_version": self.prompt_version,
+                "qid": qid,
+                "gold_answer_sha256": gold_answer_sha256,
+                "facts": facts,
+                **meta,
+            },
         )
 
     # verdicts: one per (qid, response)

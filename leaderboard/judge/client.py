@@ -159,7 +159,9 @@ class ChatJSONClient:
                     out.failure = f"http {status}: {str(e)[:200]}"
                     return out
                 transient += 1
-                what = "timeout" if isinstance(e, openai.APITimeoutError) else (f"HTTP {status}" if status else "connection error")
+                what = (
+                    "timeout" if isinstance(e, openai.APITimeoutError) else (f"HTTP {status}" if status else "connection error")
+                )
                 if transient >= self.policy.max_attempts:
                     out.failure = f"transport: {what} after {transient} attempts"
                     self._transport_exhausted(out.failure)

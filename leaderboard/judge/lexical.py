@@ -96,8 +96,10 @@ class LexicalJudge:
     name = NAME
     judge_model = "lexical"
     prompt_version = f"{NAME}-t{THRESHOLD}"
-    description = (f"lexical overlap approximation ({NAME}): a sentence counts as a fact, supported when "
-                   f"(word recall + 3-gram recall)/2 >= {THRESHOLD}; not an LLM judge")
+    description = (
+        f"lexical overlap approximation ({NAME}): a sentence counts as a fact, supported when "
+        f"(word recall + 3-gram recall)/2 >= {THRESHOLD}; not an LLM judge"
+    )
 
     def __init__(self) -> None:
         self.last_ledger: Ledger | None = None
@@ -112,8 +114,12 @@ class LexicalJudge:
         sentence_words = [all_words(f) for f in response_facts]
         response_reference = Reference(frozenset().union(*sentence_words))
         return Verdict(
-            judge=self.name, judge_model=self.judge_model, prompt_version=self.prompt_version,
-            qid=it.qid, response_sha256=it.response_sha256, gold_sha256=it.gold_sha256,
+            judge=self.name,
+            judge_model=self.judge_model,
+            prompt_version=self.prompt_version,
+            qid=it.qid,
+            response_sha256=it.response_sha256,
+            gold_sha256=it.gold_sha256,
             gold_facts=gold_facts,
             gold_fact_supported=[is_supported(f, response_reference) for f in gold_prepared],
             response_facts=response_facts,
@@ -142,5 +148,12 @@ class LexicalJudge:
         return out
 
     def estimate(self, items: Sequence[JudgeItem]) -> dict[str, int]:
-        return {"items": len(items), "cached": 0, "calls": 0, "verdict_calls": 0, "gold_calls": 0,
-                "prompt_tokens": 0, "completion_tokens": 0}
+        return {
+            "items": len(items),
+            "cached": 0,
+            "calls": 0,
+            "verdict_calls": 0,
+            "gold_calls": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+        }

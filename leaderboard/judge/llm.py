@@ -102,8 +102,15 @@ class LLMJudge:
         characters per token, with facts guessed by sentence splitting where the
         judge has not extracted them yet.
         """
-        est = {"items": len(items), "cached": 0, "calls": 0, "verdict_calls": 0, "gold_calls": 0,
-               "prompt_tokens": 0, "completion_tokens": 0}
+        est = {
+            "items": len(items),
+            "cached": 0,
+            "calls": 0,
+            "verdict_calls": 0,
+            "gold_calls": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+        }
         gold_counted: set[str] = set()
         for it in items:
             if self.cache.get_verdict(it.qid, it.response_sha256, it.gold_sha256) is not None:
@@ -122,10 +129,13 @@ class LLMJudge:
             facts = split_sentences(it.response) or [it.response]
             est["verdict_calls"] += 2
             est["prompt_tokens"] += _tokens(prompts.response_check_messages(it.question, gold, it.response))
-            est["prompt_tokens"] += _tokens(
-                prompts.fact_support_messages(it.question, it.gold_answer, it.evidence_facts, facts))
-            est["completion_tokens"] += (estimate_tokens(it.response) + _EST_TOKENS_PER_FLAG * len(gold)
-                                         + _EST_TOKENS_PER_FLAG * len(facts) + 2 * _EST_REPLY_OVERHEAD)
+            est["prompt_tokens"] += _tokens(prompts.fact_support_messages(it.question, it.gold_answer, it.evidence_facts, facts))
+            est["completion_tokens"] += (
+                estimate_tokens(it.response)
+                + _EST_TOKENS_PER_FLAG * len(gold)
+                + _EST_TOKENS_PER_FLAG * len(facts)
+                + 2 * _EST_REPLY_OVERHEAD
+            )
         est["calls"] = est["verdict_calls"] + est["gold_calls"]
         return est
 
@@ -133,9 +143,16 @@ class LLMJudge:
 
     def _verdict(self, it: JudgeItem, **kw: Any) -> Verdict:
         base: dict[str, Any] = {
-            "judge": self.name, "judge_model": self.judge_model, "prompt_version": self.prompt_version,
-            "qid": it.qid, "response_sha256": it.response_sha256, "gold_sha256": it.gold_sha256,
-            "gold_facts": [], "gold_fact_supported": [], "response_facts": [], "response_fact_supported": [],
+            "judge": self.name,
+            "judge_model": self.judge_model,
+            "prompt_version": self.prompt_version,
+            "qid": it.qid,
+            "response_sha256": it.response_sha256,
+            "gold_sha256": it.gold_sha256,
+            "gold_facts": [],
+            "gold_fact_supported": [],
+            "response_facts": [],
+            "response_fact_supported": [],
         }
         base.update(kw)
         return Verdict(**base)
@@ -155,20 +172,38 @@ class LLMJudge:
                 return facts, None
             r = self.chat.complete(
                 prompts.gold_facts_messages(it.question, it.gold_answer),
-                "gold_facts", prompts.GOLD_FACTS_SCHEMA, replies.gold_facts,
+                "gold_facts",
+                prompts.GOLD_FACTS_SCHEMA,
+                replies.gold_facts,
             )
-            ledger.add(gold_calls=r.calls, gold_prompt_tokens=r.prompt_tokens,
-                       gold_completion_tokens=r.completion_tokens, retries=r.retries, malformed=r.malformed)
+            ledger.add(
+                gold_calls=r.calls,
+                gold_prompt_tokens=r.prompt_tokens,
+                gold_completion_tokens=r.completion_tokens,
+                retries=r.retries,
+                malformed=r.malformed,
+            )
             if r.failure:
                 return None, f"gold facts: {r.failure}"
-            self.cache.put_gold(it.qid, it.gold_answer_sha256, r.value, judge_model=self.judge_model,
-                                prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens)
+            self.cache.put_gold(
+                it.qid,
+                it.gold_answer_sha256,
+                r.value,
+                judge_model=self.judge_model,
+                prompt_tokens=r.prompt_tokens,
+                completion_tokens=r.completion_tokens,
+            )
             return r.value, None
 
     def _judge_one(self, it: JudgeItem, ledger: Ledger) -> Verdict:
         v = self._judge_uncached(it, ledger)
-        ledger.add(judged=1, failures=int(v.failure is not None), calls=v.calls,
-                   prompt_tokens=v.prompt_tokens, completion_tokens=v.completion_tokens)
+        ledger.add(
+            judged=1,
+            failures=int(v.failure is not None),
+            calls=v.calls,
+            prompt_tokens=v.prompt_tokens,
+            completion_tokens=v.completion_tokens,
+        )
         if v.failure is None:
             self.cache.put_verdict(v)
         return v
@@ -180,8 +215,9 @@ class LLMJudge:
         if not it.response.strip():  # nothing to judge: states no gold fact, has no fact
             return self._verdict(it, gold_facts=gold, gold_fact_supported=[False] * len(gold))
         if len(it.response) > self.max_response_chars:
-            return self._verdict(it, gold_facts=gold,
-                                 failure=f"response too long to judge ({len(it.response)} > {self.max_response_chars} chars)")
+            return self._verdict(
+                it, gold_facts=gold, failure=f"response too long to judge ({len(it.response)} > {self.max_response_chars} chars)"
+            )
 
         spent = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
@@ -193,21 +229,41 @@ class LLMJudge:
             ledger.add(retries=r.retries, malformed=r.malformed)
             return r
 
-        r1 = call(prompts.response_check_messages(it.question, gold, it.response), "response_check",
-                  prompts.RESPONSE_CHECK_SCHEMA, lambda v: replies.response_check(v, len(gold)))
+        r1 = call(
+            prompts.response_check_messages(it.question, gold, it.response),
+            "response_check",
+            prompts.RESPONSE_CHECK_SCHEMA,
+            lambda v: replies.response_check(v, len(gold)),
+        )
         if r1.failure:
             return self._verdict(it, gold_facts=gold, failure=f"response check: {r1.failure}", **spent)
         response_facts, gold_supported = r1.value
         if not response_facts:
             return self._verdict(it, gold_facts=gold, gold_fact_supported=gold_supported, **spent)
 
-        r2 = call(prompts.fact_support_messages(it.question, it.gold_answer, it.evidence_facts, response_facts),
-                  "fact_support", prompts.FACT_SUPPORT_SCHEMA, lambda v: replies.fact_support(v, len(response_facts)))
+        r2 = call(
+            prompts.fact_support_messages(it.question, it.gold_answer, it.evidence_facts, response_facts),
+            "fact_support",
+            prompts.FACT_SUPPORT_SCHEMA,
+            lambda v: replies.fact_support(v, len(response_facts)),
+        )
         if r2.failure:
-            return self._verdict(it, gold_facts=gold, gold_fact_supported=gold_supported,
-                                 response_facts=response_facts, failure=f"fact support: {r2.failure}", **spent)
-        return self._verdict(it, gold_facts=gold, gold_fact_supported=gold_supported,
-                             response_facts=response_facts, response_fact_supported=r2.value, **spent)
+            return self._verdict(
+                it,
+                gold_facts=gold,
+                gold_fact_supported=gold_supported,
+                response_facts=response_facts,
+                failure=f"fact support: {r2.failure}",
+                **spent,
+            )
+        return self._verdict(
+            it,
+            gold_facts=gold,
+            gold_fact_supported=gold_supported,
+            response_facts=response_facts,
+            response_fact_supported=r2.value,
+            **spent,
+        )
 
 
 def _tokens(messages: list[dict[str, str]]) -> int:

@@ -16,7 +16,11 @@ class MalformedReply(ValueError):
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,), "integer": (int,),
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+    "integer": (int,),
 }
 _KNOWN = {"type", "properties", "required", "additionalProperties", "items"}
 

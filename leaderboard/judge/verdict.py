@@ -78,12 +78,18 @@ class Verdict:
         if not isinstance(data, dict):
             raise ValueError("verdict must be an object")
         kinds: dict[str, tuple[type, ...]] = {
-            "judge": (str,), "judge_model": (str,), "prompt_version": (str,), "qid": (str,),
-            "response_sha256": (str,), "failure": (str, type(None)), "calls": (int,),
-            "prompt_tokens": (int,), "completion_tokens": (int,), "gold_sha256": (str,),
+            "judge": (str,),
+            "judge_model": (str,),
+            "prompt_version": (str,),
+            "qid": (str,),
+            "response_sha256": (str,),
+            "failure": (str, type(None)),
+            "calls": (int,),
+            "prompt_tokens": (int,),
+            "completion_tokens": (int,),
+            "gold_sha256": (str,),
         }
-        lists = {"gold_facts": str, "gold_fact_supported": bool,
-                 "response_facts": str, "response_fact_supported": bool}
+        lists = {"gold_facts": str, "gold_fact_supported": bool, "response_facts": str, "response_fact_supported": bool}
         out: dict[str, Any] = {}
         for f in fields(cls):
             if f.name not in data:

@@ -49,9 +49,7 @@ def _recall(gold: str, pred: str, pred_grams: frozenset[str], normalised: bool, 
     return len(grams & pred_grams) / len(grams)
 
 
-def char_ngram_recall(
-    gold: str, prediction: str, *, normalised: bool = True, short_rule: bool = True
-) -> float:
+def char_ngram_recall(gold: str, prediction: str, *, normalised: bool = True, short_rule: bool = True) -> float:
     """Share of the distinct 3-grams of `gold` that occur in `prediction`.
 
     With `normalised` and `short_rule` both off this is exactly the seed recipe
@@ -163,8 +161,14 @@ def block(answers: Sequence[tuple[PreparedPart, ...]]) -> Block:
         row_lens.append(len(entries) - start)
     # a part without 3-grams has fewer than 3 characters: its text is never a 3-gram
     lookup = {needle: i + 1 for needle, i in pos.items() if needle not in shorts}
-    return Block(tuple(pos), np.array(entries, dtype=np.int64), np.array(weights, dtype=np.float64),
-                 np.array(row_lens, dtype=np.int64), lookup, tuple((text, i + 1) for text, i in shorts.items()))
+    return Block(
+        tuple(pos),
+        np.array(entries, dtype=np.int64),
+        np.array(weights, dtype=np.float64),
+        np.array(row_lens, dtype=np.int64),
+        lookup,
+        tuple((text, i + 1) for text, i in shorts.items()),
+    )
 
 
 _TRIGRAM_SLICES = tuple(slice(i, i + 3) for i in range(4096))
@@ -174,8 +178,8 @@ def trigrams(text: str) -> set[str]:
     """The distinct 3-grams of `text` (C-level slicing for usual lengths); a Block's needles are looked up among them."""
     n = len(text) - 2
     if n > len(_TRIGRAM_SLICES):
-        return {text[i:i + 3] for i in range(n)}
-    return set(map(text.__getitem__, _TRIGRAM_SLICES[:max(n, 0)]))
+        return {text[i : i + 3] for i in range(n)}
+    return set(map(text.__getitem__, _TRIGRAM_SLICES[: max(n, 0)]))
 
 
 class Hits:

@@ -21,9 +21,7 @@ def ideal_dcg(grades: Mapping[str, float], k: int) -> float:
     return sum(g * _discount(i) for i, g in enumerate(gains))
 
 
-def ndcg_at_k(
-    docs: Sequence[str], scores: Sequence[float], grades: Mapping[str, float], k: int = 5
-) -> float:
+def ndcg_at_k(docs: Sequence[str], scores: Sequence[float], grades: Mapping[str, float], k: int = 5) -> float:
     """nDCG@k of one ranking against graded relevance.
 
     Documents are ordered by score descending, ties broken by doc id descending
@@ -45,8 +43,12 @@ def ndcg_at_k(
 
 
 def ndcg_at_k_many(
-    scores: np.ndarray, docs: Sequence[str], lens: np.ndarray, grades: Sequence[Mapping[str, float]],
-    idcg: np.ndarray, k: int = 5,
+    scores: np.ndarray,
+    docs: Sequence[str],
+    lens: np.ndarray,
+    grades: Sequence[Mapping[str, float]],
+    idcg: np.ndarray,
+    k: int = 5,
 ) -> np.ndarray:
     """nDCG@k of many rankings at once, identical to `ndcg_at_k` on each.
 

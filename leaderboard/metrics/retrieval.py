@@ -44,9 +44,16 @@ def page_overlap_precision_recall(
 
 
 def page_overlap_batch(
-    cand_q: np.ndarray, cand_doc: np.ndarray, cand_start: np.ndarray, cand_end: np.ndarray,
-    cand_repeat: np.ndarray, gold_doc: np.ndarray, gold_start: np.ndarray, gold_end: np.ndarray,
-    n_gold: np.ndarray, k: int = 10,
+    cand_q: np.ndarray,
+    cand_doc: np.ndarray,
+    cand_start: np.ndarray,
+    cand_end: np.ndarray,
+    cand_repeat: np.ndarray,
+    gold_doc: np.ndarray,
+    gold_start: np.ndarray,
+    gold_end: np.ndarray,
+    n_gold: np.ndarray,
+    k: int = 10,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Precision@k and Recall@k of many questions at once (the same rules as above).
 

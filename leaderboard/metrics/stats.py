@@ -90,8 +90,11 @@ class PairedResult:
 
 
 def paired_test(
-    a: list[np.ndarray], b: list[np.ndarray], weights: list[np.ndarray] | None = None,
-    resamples: int = RESAMPLES, seed: int = SEED,
+    a: list[np.ndarray],
+    b: list[np.ndarray],
+    weights: list[np.ndarray] | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> PairedResult:
     """Paired bootstrap of mean(A) - mean(B) over the units both systems answered.
 
@@ -113,6 +116,11 @@ def paired_test(
     tail = min(np.mean(reps <= 0), np.mean(reps >= 0))
     p = float(min(1.0, 2 * tail))
     return PairedResult(
-        n=int(sum(len(d) for d in diffs)), mean_a=mean_a, mean_b=mean_b, diff=mean_a - mean_b,
-        ci=(float(low), float(high)), p_value=p, significant=bool(low > 0 or high < 0),
+        n=int(sum(len(d) for d in diffs)),
+        mean_a=mean_a,
+        mean_b=mean_b,
+        diff=mean_a - mean_b,
+        ci=(float(low), float(high)),
+        p_value=p,
+        significant=bool(low > 0 or high < 0),
     )

@@ -29,9 +29,7 @@ class Store(ABC):
         """
 
     @abstractmethod
-    def submit(
-        self, track: str, user: str, filename_ext: str, data: bytes, metadata: dict
-    ) -> SubmissionFile:
+    def submit(self, track: str, user: str, filename_ext: str, data: bytes, metadata: dict) -> SubmissionFile:
         """Store one already-validated submission and its metadata together (one commit).
 
         Raises DuplicateSubmission (same bytes already in this track),

@@ -55,10 +55,7 @@ class DuplicateSubmission(StoreError):
     def __init__(self, existing: str, track: str):
         self.existing = existing
         self.track = track
-        super().__init__(
-            f"This file was already submitted to the {track} track as {existing}; "
-            "it was not uploaded again."
-        )
+        super().__init__(f"This file was already submitted to the {track} track as {existing}; it was not uploaded again.")
 
 
 class RateLimited(StoreError):

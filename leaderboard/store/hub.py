@@ -48,9 +48,7 @@ class HubStore(Store):
         self.results_repo = results_repo
         self.cache_dir = Path(cache_dir)
         self.source = f"hub:{repo_id}"
-        self._client = HubClient(
-            repo_id, token, endpoint, self.cache_dir / "downloads", timeout=timeout, revision=revision
-        )
+        self._client = HubClient(repo_id, token, endpoint, self.cache_dir / "downloads", timeout=timeout, revision=revision)
         self._puller = SubmissionsPuller(
             self._client, repo_id, self.cache_dir / "state", source=self.source, max_workers=max_workers
         )
@@ -86,8 +84,7 @@ class HubStore(Store):
     def __repr__(self) -> str:
         token = "<set>" if self._client.token else "<none>"  # never the token itself
         return (
-            f"HubStore(repo_id={self.repo_id!r}, endpoint={self.endpoint!r}, "
-            f"results_repo={self.results_repo!r}, token={token})"
+            f"HubStore(repo_id={self.repo_id!r}, endpoint={self.endpoint!r}, results_repo={self.results_repo!r}, token={token})"
         )
 
     # ---- submissions ---------------------------------------------------------------------

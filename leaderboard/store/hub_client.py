@@ -72,13 +72,10 @@ class HubClient:
             raise
         except RepositoryNotFoundError:
             raise StoreUnavailable(
-                f"Hugging Face Hub: dataset repo {repo} not found or not accessible with the configured token "
-                f"(while {action})"
+                f"Hugging Face Hub: dataset repo {repo} not found or not accessible with the configured token (while {action})"
             ) from None
         except RevisionNotFoundError:
-            raise StoreUnavailable(
-                f"Hugging Face Hub: revision {self.revision!r} of {repo} not found (while {action})"
-            ) from None
+            raise StoreUnavailable(f"Hugging Face Hub: revision {self.revision!r} of {repo} not found (while {action})") from None
         except HfHubHTTPError as exc:
             status = http_status(exc)
             if status in (401, 403):  # a secret to fix, not an outage: never "retry later"
@@ -92,26 +89,20 @@ class HubClient:
             detail = redact(exc.server_message or "", self.token).strip().splitlines()
             if detail:
                 reason += f": {detail[0][:200]}"
-            raise StoreUnavailable(
-                f"Hugging Face Hub unavailable while {action} ({repo}): {reason}"
-            ) from None
+            raise StoreUnavailable(f"Hugging Face Hub unavailable while {action} ({repo}): {reason}") from None
         except (httpx2.TimeoutException, hub_http.NotResent):
             raise StoreUnavailable(
-                f"Hugging Face Hub unavailable while {action} ({repo}): no answer from {self.endpoint} "
-                f"within {self.timeout:g} s"
+                f"Hugging Face Hub unavailable while {action} ({repo}): no answer from {self.endpoint} within {self.timeout:g} s"
             ) from None
         except (httpx2.HTTPError, OfflineModeIsEnabled, EntryNotFoundError) as exc:
             # ConnectError, RemoteProtocolError, ...; EntryNotFound here is hf_hub_download's
             # "could not reach the Hub and the file is not cached" (LocalEntryNotFoundError).
             raise StoreUnavailable(
-                f"Hugging Face Hub unavailable while {action} ({repo}): cannot reach {self.endpoint} "
-                f"({type(exc).__name__})"
+                f"Hugging Face Hub unavailable while {action} ({repo}): cannot reach {self.endpoint} ({type(exc).__name__})"
             ) from None
         except (OSError, ValueError) as exc:
             # Local disk trouble or a malformed answer: still "keep serving the last snapshot".
-            raise StoreUnavailable(
-                f"store error while {action} ({repo}): {redact(exc, self.token)[:300]}"
-            ) from None
+            raise StoreUnavailable(f"store error while {action} ({repo}): {redact(exc, self.token)[:300]}") from None
 
     def head(self, repo_id: str) -> str:
         # expand: only the head sha, not the list of every file the repo holds.
@@ -124,9 +115,7 @@ class HubClient:
         """Every file under `under` at `revision` (recursive), by path; {} when the folder does not exist yet."""
         try:
             items = list(
-                self.api.list_repo_tree(
-                    repo_id, path_in_repo=under, recursive=True, revision=revision, repo_type=REPO_TYPE
-                )
+                self.api.list_repo_tree(repo_id, path_in_repo=under, recursive=True, revision=revision, repo_type=REPO_TYPE)
             )
         except EntryNotFoundError:
             return {}
@@ -134,9 +123,7 @@ class HubClient:
 
     def list_tree(self, repo_id: str, revision: str, under: str | None = None, *, recursive: bool = False):
         """Files and folders (with their git tree ids) under `under`, one level deep unless `recursive`."""
-        return self.api.list_repo_tree(
-            repo_id, path_in_repo=under, recursive=recursive, revision=revision, repo_type=REPO_TYPE
-        )
+        return self.api.list_repo_tree(repo_id, path_in_repo=under, recursive=recursive, revision=revision, repo_type=REPO_TYPE)
 
     def download(self, repo_id: str, path: str, revision: str, force: bool = False) -> Path:
         with hub_http.single_attempt():  # also in the pull's download threads

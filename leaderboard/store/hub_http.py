@@ -89,14 +89,10 @@ def install_request_timeout(seconds: float) -> None:
         _timeout_seconds = float(seconds)
         if _installed:
             return
-        current = getattr(
-            hf_http, "_GLOBAL_CLIENT_FACTORY", hf_http.default_client_factory
-        )
+        current = getattr(hf_http, "_GLOBAL_CLIENT_FACTORY", hf_http.default_client_factory)
         if current is not hf_http.default_client_factory:
             # Someone configured their own client (proxy, certificates): respect it.
-            log.debug(
-                "huggingface_hub has a custom client factory; request timeout hook not installed"
-            )
+            log.debug("huggingface_hub has a custom client factory; request timeout hook not installed")
             return
         hf_http.set_client_factory(_client_factory)
         _installed = True

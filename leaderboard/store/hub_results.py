@@ -59,9 +59,7 @@ class ResultsRepo:
             except RepositoryNotFoundError:
                 self.client.create_repo(self.repo_id)
                 remote = {}
-            missing = [
-                rel for rel in local if f"{RESULTS_DIR}/{rel}" not in remote or rel in self._bad_remote_results
-            ]
+            missing = [rel for rel in local if f"{RESULTS_DIR}/{rel}" not in remote or rel in self._bad_remote_results]
             if not missing:
                 return 0
             self.client.commit(

@@ -80,8 +80,7 @@ class Submitter:
                 now = self._clock()
                 check_rate(existing, track, user, now, self.submissions_per_day)
                 path = submission_path(track, user, now, digest, ext)
-                meta = stored_metadata(metadata, track=track, user=user, sha256=digest, size=len(data),
-                                       submitted_at=now)
+                meta = stored_metadata(metadata, track=track, user=user, sha256=digest, size=len(data), submitted_at=now)
                 meta_bytes = encode_metadata(meta)
                 try:
                     self.client.commit(
@@ -107,11 +106,14 @@ class Submitter:
                 break
             local = self._keep_local_copy(path, data)
             local_meta = self._keep_local_copy(meta_path(path), meta_bytes)
-        self._on_committed({
-            path: FileState(len(data), oid, digest, str(local)),
-            meta_path(path): FileState(len(meta_bytes), git_blob_oid(meta_bytes), sha256_hex(meta_bytes),
-                                       str(local_meta), meta),
-        })
+        self._on_committed(
+            {
+                path: FileState(len(data), oid, digest, str(local)),
+                meta_path(path): FileState(
+                    len(meta_bytes), git_blob_oid(meta_bytes), sha256_hex(meta_bytes), str(local_meta), meta
+                ),
+            }
+        )
         return SubmissionFile(path, local, track, user, digest, meta)
 
     @staticmethod
@@ -129,8 +131,9 @@ class Submitter:
             head = self.client.head(self.repo_id)
             entry = self.client.list_files(self.repo_id, head, under=path.rsplit("/", 1)[0]).get(path)
         except (HfHubHTTPError, httpx2.HTTPError, StoreError, OSError, ValueError) as exc:
-            log.warning("submit %s: could not check whether the commit landed: %s", path,
-                        redact(str(exc), self.client.token)[:200])
+            log.warning(
+                "submit %s: could not check whether the commit landed: %s", path, redact(str(exc), self.client.token)[:200]
+            )
             return False
         if entry is None:
             return False

@@ -119,20 +119,12 @@ class LocalStore(Store):
         if self.demo_dir and self.demo_dir.is_dir():
             for file in sorted(self.demo_dir.rglob("*")):
                 rel_parts = file.relative_to(self.demo_dir).parts
-                if (
-                    not file.is_file()
-                    or len(rel_parts) < 2
-                    or extension_of(file.name) is None
-                ):
+                if not file.is_file() or len(rel_parts) < 2 or extension_of(file.name) is None:
                     continue
-                if any(p.startswith(".") for p in rel_parts) or (
-                    track and rel_parts[0] != track
-                ):
+                if any(p.startswith(".") for p in rel_parts) or (track and rel_parts[0] != track):
                     continue
                 user = rel_parts[1] if len(rel_parts) > 2 else DEMO_USER
-                found.append(
-                    (f"{DEMO_PREFIX}/{'/'.join(rel_parts)}", file, rel_parts[0], user)
-                )
+                found.append((f"{DEMO_PREFIX}/{'/'.join(rel_parts)}", file, rel_parts[0], user))
         return found
 
     def _read_flags(self) -> dict:
@@ -167,9 +159,7 @@ class LocalStore(Store):
                 signatures[rel] = (digest, *meta_sig)
                 files.append(SubmissionFile(rel, file, track, user, digest, metadata))
             flags = self._read_flags()
-            commit_hash = hashlib.sha1(
-                repr((sorted(signatures.items()), sorted(flags.items()))).encode()
-            )
+            commit_hash = hashlib.sha1(repr((sorted(signatures.items()), sorted(flags.items()))).encode())
             previous = self._previous or {}
             changed = [p for p, sig in signatures.items() if previous.get(p) != sig]
             removed = sorted(set(previous) - set(signatures))
@@ -186,9 +176,7 @@ class LocalStore(Store):
 
     # ---- writing -------------------------------------------------------------------------
 
-    def submit(
-        self, track: str, user: str, filename_ext: str, data: bytes, metadata: dict
-    ) -> SubmissionFile:
+    def submit(self, track: str, user: str, filename_ext: str, data: bytes, metadata: dict) -> SubmissionFile:
         check_component(track, "track")
         check_component(user, "user")
         ext = normalize_extension(filename_ext)
@@ -217,8 +205,6 @@ class LocalStore(Store):
             )
             target = self.root / rel
             # Metadata first: a pull that sees the submission always sees its metadata too.
-            _atomic_write(
-                self.root / meta_path(rel), encode_metadata(meta), overwrite=True
-            )
+            _atomic_write(self.root / meta_path(rel), encode_metadata(meta), overwrite=True)
             _atomic_write(target, data, overwrite=False)
         return SubmissionFile(rel, target, track, user, digest, meta)

@@ -122,10 +122,7 @@ def stored_metadata(
 
 
 def encode_metadata(meta: dict) -> bytes:
-    return (
-        json.dumps(meta, ensure_ascii=False, indent=2, sort_keys=True, default=str)
-        + "\n"
-    ).encode("utf-8")
+    return (json.dumps(meta, ensure_ascii=False, indent=2, sort_keys=True, default=str) + "\n").encode("utf-8")
 
 
 def decode_metadata(raw: bytes, origin: str) -> dict:

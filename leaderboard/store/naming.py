@@ -39,9 +39,7 @@ _SAFE_COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 def check_component(value: str, what: str) -> str:
     """`value` if it is safe as one path component (no slash, no dot-dot, no spaces)."""
     if not isinstance(value, str) or not _SAFE_COMPONENT.match(value) or ".." in value:
-        raise InvalidName(
-            f"{what} {value!r} is not allowed (letters, digits, '.', '_', '-'; at most 96 chars)"
-        )
+        raise InvalidName(f"{what} {value!r} is not allowed (letters, digits, '.', '_', '-'; at most 96 chars)")
     return value
 
 
@@ -49,9 +47,7 @@ def normalize_extension(ext: str) -> str:
     """'.JSONL.gz' -> 'jsonl.gz'; anything but a submission extension is refused."""
     clean = ext.strip().lower().lstrip(".")
     if clean not in SUBMISSION_EXTENSIONS:
-        raise InvalidName(
-            f"extension {ext!r} is not a submission format (expected one of: .json, .jsonl, .json.gz, .jsonl.gz)"
-        )
+        raise InvalidName(f"extension {ext!r} is not a submission format (expected one of: .json, .jsonl, .json.gz, .jsonl.gz)")
     return clean
 
 
@@ -75,9 +71,7 @@ def day_prefix(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y%m%dT")
 
 
-def submission_path(
-    track: str, user: str, when: datetime, sha256_hex: str, ext: str
-) -> str:
+def submission_path(track: str, user: str, when: datetime, sha256_hex: str, ext: str) -> str:
     check_component(track, "track")
     check_component(user, "user")
     return f"{SUBMISSIONS_DIR}/{track}/{user}/{utc_stamp(when)}-{sha256_hex[:HASH_PREFIX_LEN]}.{normalize_extension(ext)}"

@@ -20,9 +20,7 @@ def count_today(paths: Iterable[str], track: str, user: str, now: datetime) -> i
     return count
 
 
-def check_rate(
-    paths: Iterable[str], track: str, user: str, now: datetime, limit: int
-) -> None:
+def check_rate(paths: Iterable[str], track: str, user: str, now: datetime, limit: int) -> None:
     used = count_today(paths, track, user, now)
     if used >= limit:
         raise RateLimited(user=user, track=track, limit=limit, used=used)

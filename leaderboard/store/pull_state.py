@@ -113,10 +113,7 @@ class PullState:
             "repo_id": self.repo_id,
             "commit": self.commit,
             # Positional lists (FileState field order): json.dumps' C encoder, no asdict() walk.
-            "files": {
-                p: [e.size, e.git_oid, e.sha256, e.local_path, e.parsed]
-                for p, e in self.files.items()
-            },
+            "files": {p: [e.size, e.git_oid, e.sha256, e.local_path, e.parsed] for p, e in self.files.items()},
             "folders": self.folders,
         }
         text = json.dumps(payload, separators=(",", ":"), default=str)

@@ -90,16 +90,10 @@ class Refresher:
         err = self._error
         if err is None:
             return None
-        what = (
-            "Hub unreachable"
-            if self.store.source.startswith("hub:")
-            else "Submissions unavailable"
-        )
+        what = "Hub unreachable" if self.store.source.startswith("hub:") else "Submissions unavailable"
         if err.config:
             what = "Configuration problem"
-        showing = (
-            f"showing {self.data_as_of()}" if self._snapshot else "no data loaded yet"
-        )
+        showing = f"showing {self.data_as_of()}" if self._snapshot else "no data loaded yet"
         return f"{what} since {_fmt(err.since)} ({err.message}); {showing}."
 
     # ---- pulling ---------------------------------------------------------------------------
@@ -140,18 +134,11 @@ class Refresher:
                 )
             self._error = None
             self._snapshot = snap
-            if self.on_snapshot and (
-                previous is None
-                or snap.changed
-                or snap.removed
-                or snap.commit != previous.commit
-            ):
+            if self.on_snapshot and (previous is None or snap.changed or snap.removed or snap.commit != previous.commit):
                 try:
                     self.on_snapshot(snap)
                 except Exception:
-                    log.exception(
-                        "on_snapshot callback failed for commit %s", snap.commit
-                    )
+                    log.exception("on_snapshot callback failed for commit %s", snap.commit)
             return snap
 
     def _record_failure(self, message: str, config: bool = False) -> None:
@@ -180,9 +167,7 @@ class Refresher:
             return self
         self._stop.clear()
         self._first_pull_pending = pull_first
-        self._thread = threading.Thread(
-            target=self._run, args=(pull_first,), name="store-refresher", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, args=(pull_first,), name="store-refresher", daemon=True)
         self._thread.start()
         return self
 

@@ -67,9 +67,7 @@ def submit_checked(
         return SubmitStatus(
             "invalid",
             "Unsupported file type.",
-            [
-                f"{name or 'the file'}: expected a .json, .jsonl, .json.gz or .jsonl.gz file"
-            ],
+            [f"{name or 'the file'}: expected a .json, .jsonl, .json.gz or .jsonl.gz file"],
         )
     report = validate(data, name)
     errors = list(report.errors or [])
@@ -85,9 +83,7 @@ def submit_checked(
         return SubmitStatus(
             "invalid",
             "The file is for another track; nothing was uploaded.",
-            [
-                f"the file declares track {report.track_name!r} but the {track!r} track was selected"
-            ],
+            [f"the file declares track {report.track_name!r} but the {track!r} track was selected"],
         )
     refused = admit(report) if admit is not None else None
     if refused is not None:
@@ -118,6 +114,4 @@ def submit_checked(
             "unavailable",
             f"The submission could not be stored right now: {exc}. Please retry later.",
         )
-    return SubmitStatus(
-        "queued", f"Submitted as {stored.path}; it will be scored shortly.", file=stored
-    )
+    return SubmitStatus("queued", f"Submitted as {stored.path}; it will be scored shortly.", file=stored)

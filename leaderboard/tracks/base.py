@@ -385,4 +385,3 @@ def category_codes(labels: list[str], order: tuple[str, ...] = ()) -> tuple[np.n
     names = [v for v in order if v in found] + [v for v in found if v not in order]
     pos = {v: i for i, v in enumerate(names)}
     return np.fromiter((pos[v] for v in labels), dtype=np.int64, count=len(labels)), names
-

@@ -93,9 +93,13 @@ class FuturepediaGold(Gold):
     @cached_property
     def prepared(self) -> dict[int, tuple[dict, dict]]:
         """Per record id: (ori {lang: answer}, new {doc lang: [answer per answer language]}), 3-grams computed once per gold load."""
-        return {r.id: ({q: prepare_answer(parts) for q, parts in r.ori.items()},
-                       {d: [prepare_answer(parts) for parts in by_lang.values()] for d, by_lang in r.new.items()})
-                for r in self.records}
+        return {
+            r.id: (
+                {q: prepare_answer(parts) for q, parts in r.ori.items()},
+                {d: [prepare_answer(parts) for parts in by_lang.values()] for d, by_lang in r.new.items()},
+            )
+            for r in self.records
+        }
 
     @cached_property
     def rows(self) -> dict[tuple[int, str], tuple[tuple[str, ...], tuple[float, ...]]]:
@@ -119,9 +123,12 @@ class FuturepediaGold(Gold):
     @cached_property
     def unit_index(self) -> dict[str, UnitIndex]:
         """Per task: a record's units are resampled together (clusters = record ids), one stratum."""
-        return {t: UnitIndex(ids=[f"{t}/{u[0]}/" + "-".join(u[1:]) for u in keys], clusters=[u[0] for u in keys],
-                             strata=[""] * len(keys))
-                for t, keys in self.unit_keys.items()}
+        return {
+            t: UnitIndex(
+                ids=[f"{t}/{u[0]}/" + "-".join(u[1:]) for u in keys], clusters=[u[0] for u in keys], strata=[""] * len(keys)
+            )
+            for t, keys in self.unit_keys.items()
+        }
 
     @cached_property
     def axes(self) -> dict[str, dict[str, tuple[np.ndarray, list[str]]]]:
@@ -136,10 +143,22 @@ class FuturepediaTrack(Track):
     title = "Futurepedia"
     description = "Multilingual RAG in 8 languages: answer recall, cross-lingual transfer and language bias."
     metrics = (
-        Metric("monolingual", "Monolingual", "Character 3-gram recall of the answer in the query's language (documents in that language)."),
-        Metric("crosslingual_strict", "Cross-lingual (strict)", "3-gram recall of the answer in the query's language when the documents are in another language."),
+        Metric(
+            "monolingual",
+            "Monolingual",
+            "Character 3-gram recall of the answer in the query's language (documents in that language).",
+        ),
+        Metric(
+            "crosslingual_strict",
+            "Cross-lingual (strict)",
+            "3-gram recall of the answer in the query's language when the documents are in another language.",
+        ),
         Metric("crosslingual_loose", "Cross-lingual (loose)", "As strict, but an answer in the documents' language also counts."),
-        Metric("selection_entropy", "Selection entropy", "Normalised entropy of which document language's (conflicting) answer is given: 1 = no language bias."),
+        Metric(
+            "selection_entropy",
+            "Selection entropy",
+            "Normalised entropy of which document language's (conflicting) answer is given: 1 = no language bias.",
+        ),
     )
     rank_by = "monolingual"
     axes = (
@@ -160,18 +179,31 @@ class FuturepediaTrack(Track):
     unit_label = "answer"
     charts = (
         Chart("by_axis", "Per query language", axis="language"),
-        Chart("avg_var", "Average vs variance across languages", axis="language",
-              y_title="VAR across languages (lower = more even)"),
-        Chart("shares", "Whose answer is trusted: selection share per document language", axis="doc_language",
-              empty="No system has submitted the selection task yet.",
-              x_title="mean share of the answer taken from each document language"),
-        Chart("pair_heatmap", "Cross-lingual: query language x document language", axis="language_pair",
-              empty="No system has cross-lingual results yet.", x_title="document language", y_title="query language"),
+        Chart(
+            "avg_var", "Average vs variance across languages", axis="language", y_title="VAR across languages (lower = more even)"
+        ),
+        Chart(
+            "shares",
+            "Whose answer is trusted: selection share per document language",
+            axis="doc_language",
+            empty="No system has submitted the selection task yet.",
+            x_title="mean share of the answer taken from each document language",
+        ),
+        Chart(
+            "pair_heatmap",
+            "Cross-lingual: query language x document language",
+            axis="language_pair",
+            empty="No system has cross-lingual results yet.",
+            x_title="document language",
+            y_title="query language",
+        ),
     )
     slice_axes = ("language",)
     # The scorer reports each metric's variance across query languages as overall["<key>_var"].
-    extra_columns = tuple(TableColumn(f"{m.key}_var", f"{m.label} VAR", f"Variance of {m.label} across query languages.",
-                                      digits=4, shown=False) for m in metrics)
+    extra_columns = tuple(
+        TableColumn(f"{m.key}_var", f"{m.label} VAR", f"Variance of {m.label} across query languages.", digits=4, shown=False)
+        for m in metrics
+    )
     partial_metrics = True  # the selection task and the cross-lingual runs are optional
     resampling = "record ids as clusters (all units of an id move together)"
     gold_patterns = ("mul_ans_all.json", "**/mul_ans_all.json")
@@ -183,14 +215,20 @@ class FuturepediaTrack(Track):
             raise FileNotFoundError(f"futurepedia gold: no mul_ans_all.json (or single answers .json) under {path}")
         records = []
         for raw in json.loads(file.read_text(encoding="utf-8")):
-            records.append(Record(
-                id=raw["id"],
-                ori={q: split_parts(raw["ori_ans"][q], split=True) for q in LANGS},
-                new={d: {a: split_parts(v, split=False) for a, v in raw["new_ans"][d].items() if a in LANGS}
-                     for d in LANGS if d in raw["new_ans"]},
-            ))
-        return FuturepediaGold(source=str(file), sha256=hash_files([file]), records=records,
-                               index={r.id: i for i, r in enumerate(records)})
+            records.append(
+                Record(
+                    id=raw["id"],
+                    ori={q: split_parts(raw["ori_ans"][q], split=True) for q in LANGS},
+                    new={
+                        d: {a: split_parts(v, split=False) for a, v in raw["new_ans"][d].items() if a in LANGS}
+                        for d in LANGS
+                        if d in raw["new_ans"]
+                    },
+                )
+            )
+        return FuturepediaGold(
+            source=str(file), sha256=hash_files([file]), records=records, index={r.id: i for i, r in enumerate(records)}
+        )
 
     def units(self, gold: FuturepediaGold, key: str) -> UnitIndex:
         return gold.unit_index[KEY_TASK[key]]
@@ -210,8 +248,15 @@ class FuturepediaTrack(Track):
         return f"[docs {' '.join(map(str, docs))}] {pred}" if isinstance(docs, list) else pred
 
     def unit_info(self, gold: FuturepediaGold) -> dict[str, dict]:
-        return {f"{t}/{u[0]}/" + "-".join(u[1:]): {"task": t, "language": u[1], "gold": ", ".join(gold.records[gold.index[u[0]]].ori[u[1]])}
-                for t, keys in gold.unit_keys.items() for u in keys}
+        return {
+            f"{t}/{u[0]}/" + "-".join(u[1:]): {
+                "task": t,
+                "language": u[1],
+                "gold": ", ".join(gold.records[gold.index[u[0]]].ori[u[1]]),
+            }
+            for t, keys in gold.unit_keys.items()
+            for u in keys
+        }
 
     # ---- submissions ----------------------------------------------------------------
     def validate(self, env: Envelope, gold: FuturepediaGold, problems: Problems) -> dict:
@@ -241,10 +286,18 @@ class FuturepediaTrack(Track):
                 continue
             if task == "selection":
                 docs = rec.get("doc_langs")
-                if (type(docs) is not list or not 2 <= len(docs) <= len(LANGS) or any(d not in LANGS for d in docs)
-                        or len(set(docs)) != len(docs)):
-                    problems.error(where, f"expected 2 to 8 distinct languages among {' '.join(LANGS)}, got {docs!r}"[:200],
-                                   record=rid, field="doc_langs")
+                if (
+                    type(docs) is not list
+                    or not 2 <= len(docs) <= len(LANGS)
+                    or any(d not in LANGS for d in docs)
+                    or len(set(docs)) != len(docs)
+                ):
+                    problems.error(
+                        where,
+                        f"expected 2 to 8 distinct languages among {' '.join(LANGS)}, got {docs!r}"[:200],
+                        record=rid,
+                        field="doc_langs",
+                    )
                     continue
                 unit, payload = (rid, q), (pred, tuple(docs))
             else:
@@ -253,10 +306,14 @@ class FuturepediaTrack(Track):
                     problems.error(where, f"expected one of {' '.join(LANGS)}, got {d!r}"[:200], record=rid, field="doc_lang")
                     continue
                 if task == "monolingual" and d != q:
-                    problems.error(where, f"monolingual doc_lang must equal query_lang ({q}), got {d}", record=rid, field="doc_lang")
+                    problems.error(
+                        where, f"monolingual doc_lang must equal query_lang ({q}), got {d}", record=rid, field="doc_lang"
+                    )
                     continue
                 if task == "crosslingual" and d == q:
-                    problems.error(where, f"crosslingual doc_lang must differ from query_lang ({q})", record=rid, field="doc_lang")
+                    problems.error(
+                        where, f"crosslingual doc_lang must differ from query_lang ({q})", record=rid, field="doc_lang"
+                    )
                     continue
                 unit, payload = ((rid, q) if task == "monolingual" else (rid, q, d)), pred
             if unit in parsed[task]:
@@ -289,7 +346,12 @@ class FuturepediaTrack(Track):
                 unit, payload = (rid, q), r.prediction
             elif task == "selection":
                 docs = r.doc_langs
-                if docs is msgspec.UNSET or not 2 <= len(docs) <= len(LANGS) or not _LANG_SET.issuperset(docs) or len(set(docs)) != len(docs):
+                if (
+                    docs is msgspec.UNSET
+                    or not 2 <= len(docs) <= len(LANGS)
+                    or not _LANG_SET.issuperset(docs)
+                    or len(set(docs)) != len(docs)
+                ):
                     return None
                 unit, payload = (rid, q), (r.prediction, tuple(docs))
             else:
@@ -312,9 +374,17 @@ class FuturepediaTrack(Track):
             summary.breakdowns["doc_language"] = shares
         n = sum(len(gold.unit_keys[t]) for t in parsed)
         missing = sum(len(gold.unit_keys[t]) - len(parsed[t]) for t in parsed)
-        return Scores(n=n, missing=missing, overall=summary.overall, ci=summary.ci,
-                      breakdowns={a: summary.breakdowns[a] for a in ("language", "language_pair", "doc_language") if summary.breakdowns.get(a)},
-                      units=summary.units, extra={"tasks": [t for t in TASKS if t in parsed]})
+        return Scores(
+            n=n,
+            missing=missing,
+            overall=summary.overall,
+            ci=summary.ci,
+            breakdowns={
+                a: summary.breakdowns[a] for a in ("language", "language_pair", "doc_language") if summary.breakdowns.get(a)
+            },
+            units=summary.units,
+            extra={"tasks": [t for t in TASKS if t in parsed]},
+        )
 
 
 def _unit_values(parsed: dict, gold: FuturepediaGold):
@@ -361,8 +431,15 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
                     group_first.append(start)
                     group_rows.append(count)
                 group_doc.extend(docs)
-            plan[task] = (ks, first, (np.array(group_first, dtype=np.int64), np.array(group_rows, dtype=np.int64),
-                                      np.fromiter(map(LANG_CODE.__getitem__, group_doc), dtype=np.int64, count=len(group_doc))))
+            plan[task] = (
+                ks,
+                first,
+                (
+                    np.array(group_first, dtype=np.int64),
+                    np.array(group_rows, dtype=np.int64),
+                    np.fromiter(map(LANG_CODE.__getitem__, group_doc), dtype=np.int64, count=len(group_doc)),
+                ),
+            )
     recall = np.append(hits.recalls(), 0.0)  # a trailing 0: the end of the last row range stays in bounds
     rows_per_block = np.fromiter((len(b.row_lens) for b in hits.blocks), dtype=np.int64, count=len(hits.blocks))
     row_start = np.cumsum(rows_per_block) - rows_per_block
@@ -382,7 +459,7 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
             cols["crosslingual_strict"][ks] = strict
             cols["crosslingual_loose"][ks] = np.maximum(strict, direct[task][1])
         else:
-            starts = row_start[first:first + len(ks)]  # one block per unit
+            starts = row_start[first : first + len(ks)]  # one block per unit
             group_first, group_rows, doc_of_group = extra
             offered = np.fromiter((len(docs) for _, docs in parsed[task].values()), dtype=np.int64, count=len(ks))
             unit_of_group = np.repeat(np.arange(len(ks)), offered)
@@ -399,7 +476,9 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
             cols["selection_entropy"][ks] = entropy / np.log(offered)  # selection_entropy's normalised SE
             share_sum = np.bincount(doc_of_group, weights=p, minlength=len(LANGS))
             count = np.bincount(doc_of_group, minlength=len(LANGS))
-            shares = {d: {"share": float(share_sum[c] / count[c]), "offered": int(count[c])} for c, d in enumerate(LANGS) if count[c]}
+            shares = {
+                d: {"share": float(share_sum[c] / count[c]), "offered": int(count[c])} for c, d in enumerate(LANGS) if count[c]
+            }
         values[task] = cols
     return values, answered, shares
 

@@ -101,7 +101,6 @@ class UnidocGold(Gold):
                 doc[i, j], start[i, j], end[i, j] = self.doc_codes[d], a, b
         return doc, start, end, np.array([len(q.contexts) for q in self.questions])
 
-
     @cached_property
     def unit_index(self) -> UnitIndex:
         """Questions resampled one by one, one stratum."""
@@ -110,8 +109,10 @@ class UnidocGold(Gold):
 
     @cached_property
     def categories(self) -> dict[str, tuple[np.ndarray, list[str]]]:
-        return {axis: category_codes([getattr(q, axis) for q in self.questions], order)
-                for axis, order in (("domain", DOMAINS), ("question_type", QUESTION_TYPES), ("answer_type", ANSWER_TYPES))}
+        return {
+            axis: category_codes([getattr(q, axis) for q in self.questions], order)
+            for axis, order in (("domain", DOMAINS), ("question_type", QUESTION_TYPES), ("answer_type", ANSWER_TYPES))
+        }
 
 
 @dataclass
@@ -189,10 +190,26 @@ class UnidocTrack(Track):
     title = "UniDoc-Bench"
     description = "Multimodal RAG over real PDFs: page-level retrieval and LLM-judged answers, 8 domains."
     metrics = (
-        Metric("recall@10", "Recall@10", "Share of gold contexts (doc, page range) overlapped by one of the first 10 candidates."),
-        Metric("precision@10", "Precision@10", "Share of the first 10 candidates that overlap a gold context; repeats count as misses."),
-        Metric("completeness", "Completeness", "Share of the gold answer's facts that the answer states (LLM judge).", needs_judge=True),
-        Metric("faithfulness", "Faithfulness", "Share of the answer's facts supported by the gold answer and evidence (LLM judge).", needs_judge=True),
+        Metric(
+            "recall@10", "Recall@10", "Share of gold contexts (doc, page range) overlapped by one of the first 10 candidates."
+        ),
+        Metric(
+            "precision@10",
+            "Precision@10",
+            "Share of the first 10 candidates that overlap a gold context; repeats count as misses.",
+        ),
+        Metric(
+            "completeness",
+            "Completeness",
+            "Share of the gold answer's facts that the answer states (LLM judge).",
+            needs_judge=True,
+        ),
+        Metric(
+            "faithfulness",
+            "Faithfulness",
+            "Share of the answer's facts supported by the gold answer and evidence (LLM judge).",
+            needs_judge=True,
+        ),
     )
     rank_by = "recall@10"
     axes = (
@@ -223,6 +240,7 @@ class UnidocTrack(Track):
     def wants_judge(self, summary: dict) -> bool:
         """Only a submission with answers has anything to judge (a retrieval-only run has none)."""
         return summary.get("extra", {}).get("answered", 0) > 0
+
     gold_patterns = tuple(f"**{d}.json" for d in DOMAINS) + tuple(f"{d}.json" for d in DOMAINS)
 
     # ---- gold ---------------------------------------------------------------------
@@ -238,15 +256,24 @@ class UnidocTrack(Track):
                 used = [item for item in q["chunk_used"].values() if item.get("used")]
                 contexts = list(dict.fromkeys(context_of(_source(item)) for item in used))
                 facts = [f for item in used for f in item.get("facts", [])]
-                questions.append(Question(
-                    qid=qid, domain=domain, question=q["rewritten_question_obscured"],
-                    answer=flatten_answer(q["complete_answer"]),
-                    question_type=QUESTION_TYPE_GROUP[q["question_type"]],
-                    answer_type=ANSWER_TYPE_NAME[q["answer_type"]],
-                    contexts=contexts, evidence_facts=facts,
-                ))
-        return UnidocGold(source=str(path), sha256=hash_files(list(files.values())),
-                          questions=questions, index={q.qid: i for i, q in enumerate(questions)})
+                questions.append(
+                    Question(
+                        qid=qid,
+                        domain=domain,
+                        question=q["rewritten_question_obscured"],
+                        answer=flatten_answer(q["complete_answer"]),
+                        question_type=QUESTION_TYPE_GROUP[q["question_type"]],
+                        answer_type=ANSWER_TYPE_NAME[q["answer_type"]],
+                        contexts=contexts,
+                        evidence_facts=facts,
+                    )
+                )
+        return UnidocGold(
+            source=str(path),
+            sha256=hash_files(list(files.values())),
+            questions=questions,
+            index={q.qid: i for i, q in enumerate(questions)},
+        )
 
     def gold_units(self, gold: UnidocGold) -> int:
         return len(gold.questions)
@@ -256,14 +283,25 @@ class UnidocTrack(Track):
 
     def record_summary(self, record: dict) -> str:
         answer = record.get("answer")
-        top = [f"{c.get('doc')} p{'-'.join(map(str, c.get('pages') or []))}" for c in (record.get("retrieved") or [])[:3]
-               if isinstance(c, dict)]
+        top = [
+            f"{c.get('doc')} p{'-'.join(map(str, c.get('pages') or []))}"
+            for c in (record.get("retrieved") or [])[:3]
+            if isinstance(c, dict)
+        ]
         head = f"[{'; '.join(top)}]" if top else "[nothing retrieved]"
         return f"{head} {answer}" if isinstance(answer, str) else head
 
     def unit_info(self, gold: UnidocGold) -> dict[str, dict]:
-        return {q.qid: {"domain": q.domain, "question_type": q.question_type, "answer_type": q.answer_type,
-                        "question": q.question, "gold": q.answer} for q in gold.questions}
+        return {
+            q.qid: {
+                "domain": q.domain,
+                "question_type": q.question_type,
+                "answer_type": q.answer_type,
+                "question": q.question,
+                "gold": q.answer,
+            }
+            for q in gold.questions
+        }
 
     # ---- submissions ----------------------------------------------------------------
     def validate(self, env: Envelope, gold: UnidocGold, problems: Problems) -> UnidocRun:
@@ -288,8 +326,15 @@ class UnidocTrack(Track):
                 problems.error(where, "repeated question id", record=qid, field="id")
                 continue
             question = rec.get("question")
-            if question is not None and (type(question) is not str or " ".join(question.split()) != " ".join(gold.questions[i].question.split())):
-                problems.error(where, "question text does not match the gold question of this id (misaligned ids?)", record=qid, field="question")
+            if question is not None and (
+                type(question) is not str or " ".join(question.split()) != " ".join(gold.questions[i].question.split())
+            ):
+                problems.error(
+                    where,
+                    "question text does not match the gold question of this id (misaligned ids?)",
+                    record=qid,
+                    field="question",
+                )
             answer = rec.get("answer")
             if answer is not None and type(answer) is not str:
                 problems.error(where, f"expected a string, got {type(answer).__name__}", record=qid, field="answer")
@@ -300,8 +345,14 @@ class UnidocTrack(Track):
             answers[i] = answer
             retrieved = rec.get("retrieved")
             if type(retrieved) is not list:
-                problems.error(where, "expected a ranked list of candidates" if retrieved is None else
-                               f"expected a list, got {type(retrieved).__name__}", record=qid, field="retrieved")
+                problems.error(
+                    where,
+                    "expected a ranked list of candidates"
+                    if retrieved is None
+                    else f"expected a list, got {type(retrieved).__name__}",
+                    record=qid,
+                    field="retrieved",
+                )
                 continue
             rows.append(i)
             ids.append(qid)
@@ -349,9 +400,12 @@ class UnidocTrack(Track):
     def judge_items(self, parsed: UnidocRun, gold: UnidocGold) -> list:
         from ..judge import JudgeItem
 
-        return [JudgeItem(q.qid, q.question, q.answer, q.evidence_facts, answer)
-                for i, answer in sorted(parsed.answers.items()) if answer is not None
-                for q in (gold.questions[i],)]
+        return [
+            JudgeItem(q.qid, q.question, q.answer, q.evidence_facts, answer)
+            for i, answer in sorted(parsed.answers.items())
+            if answer is not None
+            for q in (gold.questions[i],)
+        ]
 
     def score(self, run: UnidocRun, gold: UnidocGold, verdicts: dict | None = None) -> Scores:
         n = len(gold.questions)
@@ -360,13 +414,15 @@ class UnidocTrack(Track):
         extra = {"answered": sum(1 for a in run.answers.values() if a is not None)}
         if verdicts is not None and extra["answered"]:
             judged, extra["judge_failures"] = judged_units(
-                n, ((i, gold.questions[i].qid) for i, a in run.answers.items() if a is not None), verdicts)
+                n, ((i, gold.questions[i].qid) for i, a in run.answers.items() if a is not None), verdicts
+            )
             values.update(judged)
         answered = np.zeros(n, dtype=bool)
         answered[list(run.answers)] = True
         s = summarise(gold.unit_index, values, answered, axes=gold.categories)
-        return Scores(n=n, missing=n - len(run.answers), overall=s.overall, ci=s.ci, breakdowns=s.breakdowns,
-                      units=s.units, extra=extra)
+        return Scores(
+            n=n, missing=n - len(run.answers), overall=s.overall, ci=s.ci, breakdowns=s.breakdowns, units=s.units, extra=extra
+        )
 
     def units(self, gold: UnidocGold, key: str) -> UnitIndex:
         return gold.unit_index
@@ -430,8 +486,13 @@ def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | Non
         mods = list(map(dict.get, flat, repeat("modality")))
     except TypeError:
         return None
-    if flat and (set(map(type, docs)) != {str} or "" in docs or max(map(len, docs)) > MAX_ID or set(map(type, pages)) != {list}
-                 or not set(map(type, mods)) <= {str, _NONE}):
+    if flat and (
+        set(map(type, docs)) != {str}
+        or "" in docs
+        or max(map(len, docs)) > MAX_ID
+        or set(map(type, pages)) != {list}
+        or not set(map(type, mods)) <= {str, _NONE}
+    ):
         return None
     if flat and set(map(type, chain.from_iterable(pages))) != {int}:
         return None
@@ -456,7 +517,7 @@ def _columns(lens: list[int], docs: list[str], pages: list[list[int]], mods: lis
     tuples = list(zip(docs, starts.tolist(), ends.tolist(), mods))
     out, pos = [], 0
     for n in lens:
-        out.append(tuples[pos:pos + n])
+        out.append(tuples[pos : pos + n])
         pos += n
     return out, (docs, starts, ends, lens)
 
@@ -478,6 +539,6 @@ def _precision_recall(run: UnidocRun, gold: UnidocGold) -> tuple[np.ndarray, np.
     if run.repeats:
         first = np.cumsum(np.minimum(lens, K)) - np.minimum(lens, K)
         for j, flags in run.repeats.items():
-            repeat_flags[first[j]:first[j] + len(flags)] = flags
+            repeat_flags[first[j] : first[j] + len(flags)] = flags
     gdoc, gstart, gend, ngold = gold.context_arrays
     return page_overlap_batch(cand_q, cand_doc, starts[keep], ends[keep], repeat_flags, gdoc, gstart, gend, ngold, K)

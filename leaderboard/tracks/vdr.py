@@ -41,9 +41,18 @@ K = 5
 MAX_RANKING = 100
 _DATASET, _QUERY, _RANKING = attrgetter("dataset"), attrgetter("query_id"), attrgetter("ranking")
 _DOC, _SCORE = attrgetter("doc"), attrgetter("score")
-_V1 = ("arxivqa_test_subsampled", "docvqa_test_subsampled", "infovqa_test_subsampled", "tabfquad_test_subsampled",
-       "tatdqa_test", "shiftproject_test", "syntheticDocQA_artificial_intelligence_test", "syntheticDocQA_energy_test",
-       "syntheticDocQA_government_reports_test", "syntheticDocQA_healthcare_industry_test")
+_V1 = (
+    "arxivqa_test_subsampled",
+    "docvqa_test_subsampled",
+    "infovqa_test_subsampled",
+    "tabfquad_test_subsampled",
+    "tatdqa_test",
+    "shiftproject_test",
+    "syntheticDocQA_artificial_intelligence_test",
+    "syntheticDocQA_energy_test",
+    "syntheticDocQA_government_reports_test",
+    "syntheticDocQA_healthcare_industry_test",
+)
 _V2 = ("esg_reports_v2", "economics_reports_v2", "biomedical_lectures_v2", "esg_reports_human_labeled_v2")
 # A family's score is shown only when a submission has all of its datasets.
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -125,8 +134,13 @@ class VdrTrack(Track):
     description = "Multi-vector visual document retrieval: nDCG@5 per dataset against the share of patch vectors removed."
     metrics = (
         Metric("ndcg@5", "nDCG@5", "nDCG@5 (trec_eval conventions, graded gains), mean over the submission's datasets."),
-        Metric("compression", "Compression", "Share of vectors removed: 1 - kept / uncompressed, averaged over datasets.",
-               has_ci=False, percent=True),
+        Metric(
+            "compression",
+            "Compression",
+            "Share of vectors removed: 1 - kept / uncompressed, averaged over datasets.",
+            has_ci=False,
+            percent=True,
+        ),
     )
     rank_by = "ndcg@5"
     axes = (Axis("dataset", "Dataset"), Axis("family", "Dataset family", tuple(FAMILIES)))
@@ -141,14 +155,28 @@ class VdrTrack(Track):
     )
     unit_label = "query"
     charts = (
-        Chart("tradeoff", "nDCG@5 against compression (Pareto front marked)", x="compression", y="ndcg@5", group="model",
-              empty="No system reports compression yet.", x_title="share of vectors removed"),
+        Chart(
+            "tradeoff",
+            "nDCG@5 against compression (Pareto front marked)",
+            x="compression",
+            y="ndcg@5",
+            group="model",
+            empty="No system reports compression yet.",
+            x_title="share of vectors removed",
+        ),
         Chart("by_axis", "Per dataset", axis="dataset"),
         Chart("by_axis", "Per dataset family", axis="family"),
     )
     slice_axes = ("family", "dataset")
-    extra_columns = (TableColumn("retention", "Retention", "nDCG@5 of a compressed run over that of the same base model "
-                                 "uncompressed (method `none`, its best such run).", percent=True, digits=1),)
+    extra_columns = (
+        TableColumn(
+            "retention",
+            "Retention",
+            "nDCG@5 of a compressed run over that of the same base model uncompressed (method `none`, its best such run).",
+            percent=True,
+            digits=1,
+        ),
+    )
     resampling = "queries within each dataset, then the mean over datasets"
 
     def derive_columns(self, rows):
@@ -157,6 +185,7 @@ class VdrTrack(Track):
             return {}
         base = rows[rows["method"] == "none"].groupby("model")["ndcg@5"].max()
         return {"retention": rows["ndcg@5"] / rows["model"].map(base)}
+
     gold_patterns = ("*.qrels", "**/*.qrels", "*.tsv", "**/*.tsv")
 
     # ---- gold ---------------------------------------------------------------------
@@ -191,9 +220,15 @@ class VdrTrack(Track):
         return "top 5: " + ", ".join(str(e.get("doc")) for e in top)
 
     def unit_info(self, gold: VdrGold) -> dict[str, dict]:
-        return {f"{ds}/{q}": {"dataset": ds, "family": family_of(ds), "query": q,
-                              "relevant": sorted(d for d, g in gold.qrels[ds][q].items() if g > 0)}
-                for ds, q in gold.unit_keys}
+        return {
+            f"{ds}/{q}": {
+                "dataset": ds,
+                "family": family_of(ds),
+                "query": q,
+                "relevant": sorted(d for d, g in gold.qrels[ds][q].items() if g > 0),
+            }
+            for ds, q in gold.unit_keys
+        }
 
     # ---- submissions ----------------------------------------------------------------
     def validate_system(self, system, where: str, problems: Problems) -> dict:
@@ -231,7 +266,9 @@ class VdrTrack(Track):
                 problems.error(where, f"unknown dataset {ds!r}"[:200], field="dataset")
                 continue
             if type(qid) is not str or qid not in gold.qrels[ds]:
-                problems.error(where, f"unknown query id in {ds}", record=qid if type(qid) is str else repr(qid), field="query_id")
+                problems.error(
+                    where, f"unknown query id in {ds}", record=qid if type(qid) is str else repr(qid), field="query_id"
+                )
                 continue
             if (ds, qid) in seen:
                 problems.error(where, f"repeated query in {ds}", record=qid, field="query_id")
@@ -239,7 +276,9 @@ class VdrTrack(Track):
             seen.add((ds, qid))
             ranking = rec.get("ranking")
             if type(ranking) is not list or not 1 <= len(ranking) <= MAX_RANKING:
-                problems.error(where, f"expected a list of 1 to {MAX_RANKING} {{doc, score}} entries", record=qid, field="ranking")
+                problems.error(
+                    where, f"expected a list of 1 to {MAX_RANKING} {{doc, score}} entries", record=qid, field="ranking"
+                )
                 continue
             keys.append((ds, qid))
             rankings.append(ranking)
@@ -275,7 +314,7 @@ class VdrTrack(Track):
         lens = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))
         pos = 0
         for n in lens.tolist():  # a doc twice in one ranking: the generic path says where
-            if len(set(docs[pos:pos + n])) != n:
+            if len(set(docs[pos : pos + n])) != n:
                 return None
             pos += n
         return VdrRun(keys, docs, np.array(list(map(_SCORE, flat)), dtype=np.float64), lens, storage)
@@ -289,8 +328,13 @@ class VdrTrack(Track):
         entry = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
         docs = itemgetter(*entry.tolist())(run.docs) if len(entry) > 1 else [run.docs[i] for i in entry.tolist()]
         scores = run.scores[entry] + 0.0  # + 0.0 folds -0.0 into 0.0
-        return fingerprint_of(self.name, canonical_json([run.keys[i] for i in order]), lens.astype("<i8").tobytes(),
-                              canonical_json(list(docs)), scores.astype("<f8").tobytes())
+        return fingerprint_of(
+            self.name,
+            canonical_json([run.keys[i] for i in order]),
+            lens.astype("<i8").tobytes(),
+            canonical_json(list(docs)),
+            scores.astype("<f8").tobytes(),
+        )
 
     def score(self, run: VdrRun, gold: VdrGold, verdicts: dict | None = None) -> Scores:
         # datasets with predictions and at least one query with a relevant document
@@ -301,14 +345,25 @@ class VdrTrack(Track):
             flat = np.repeat(judged, run.lens)
             docs = list(compress(run.docs, flat.tolist()))
             keys = list(compress(run.keys, judged.tolist()))
-            values = ndcg_at_k_many(run.scores[flat], docs, run.lens[judged], [gold.qrels[ds][q] for ds, q in keys],
-                                    np.array([gold.idcg[key] for key in keys]), K)
+            values = ndcg_at_k_many(
+                run.scores[flat],
+                docs,
+                run.lens[judged],
+                [gold.qrels[ds][q] for ds, q in keys],
+                np.array([gold.idcg[key] for key in keys]),
+                K,
+            )
             units[[gold.unit_pos[key] for key in keys]] = values
         # a judged query without a ranking scores 0 in a dataset the submission covers; queries are
         # resampled within each dataset, then the mean over datasets (the index's strata)
         index = gold.unit_index
-        summary = summarise(index, {"ndcg@5": np.nan_to_num(units)}, ~np.isnan(units), scope=np.isin(index.strata, datasets),
-                            axes={"dataset": gold.dataset_codes})
+        summary = summarise(
+            index,
+            {"ndcg@5": np.nan_to_num(units)},
+            ~np.isnan(units),
+            scope=np.isin(index.strata, datasets),
+            axes={"dataset": gold.dataset_codes},
+        )
         storage = run.storage
         compression = {ds: 1 - storage[ds]["vectors"] / storage[ds]["vectors_uncompressed"] for ds in datasets if ds in storage}
         if compression:
@@ -316,14 +371,24 @@ class VdrTrack(Track):
         per_ds = summary.breakdowns["dataset"]
         for ds, value in compression.items():
             per_ds[ds]["compression"] = value
-        families = {f: {"ndcg@5": float(np.mean([per_ds[d]["ndcg@5"] for d in members]))}
-                    for f, members in FAMILIES.items() if all(d in per_ds for d in members)}
+        families = {
+            f: {"ndcg@5": float(np.mean([per_ds[d]["ndcg@5"] for d in members]))}
+            for f, members in FAMILIES.items()
+            if all(d in per_ds for d in members)
+        }
         if families:
             summary.breakdowns["family"] = families
         n = sum(len(gold.judged[ds]) for ds in datasets)
         answered = int(np.count_nonzero(~np.isnan(units)))
-        return Scores(n=n, missing=n - answered, overall=summary.overall, ci=summary.ci,
-                      breakdowns=summary.breakdowns, units=summary.units, extra={"datasets": datasets})
+        return Scores(
+            n=n,
+            missing=n - answered,
+            overall=summary.overall,
+            ci=summary.ci,
+            breakdowns=summary.breakdowns,
+            units=summary.units,
+            extra={"datasets": datasets},
+        )
 
 
 _NONE = type(None)
@@ -347,7 +412,7 @@ def _bulk_rankings(keys: list, rankings: list[list]) -> VdrRun | None:
         return None
     pos = 0
     for n in lens.tolist():  # a doc twice in one ranking
-        if len(set(docs[pos:pos + n])) != n:
+        if len(set(docs[pos : pos + n])) != n:
             return None
         pos += n
     return VdrRun(keys, docs, values, lens, {})

@@ -23,7 +23,8 @@ def _example(track: Track) -> str:
 
 def track_section(track: Track) -> str:
     metrics = "\n".join(
-        f"| {m.label} | `{m.key}` | {m.description} | {'yes' if m.has_ci else 'no (no sampling error)'} |" for m in track.metrics)
+        f"| {m.label} | `{m.key}` | {m.description} | {'yes' if m.has_ci else 'no (no sampling error)'} |" for m in track.metrics
+    )
     axes = ", ".join(f"{a.label.lower()} (`{a.key}`)" for a in track.axes)
     fields = ", ".join(f"`{f.key}`{' (required)' if f.required else ''}" for f in track.system_fields)
     return f"""### {track.title} (`{track.name}`)
@@ -71,4 +72,3 @@ per line, or `.json` `{{"track", "system", "predictions": [...]}}`. Check it bef
 
 {sections}
 """
-

@@ -102,6 +102,7 @@ def _extra_column(c: TableColumn) -> Column:
     def fmt(row: Row) -> str:
         v = row.get(c.key)
         return "" if missing(v) else f"{v:.{c.digits}%}" if c.percent else num(v, c.digits)
+
     return Column(c.key, c.label, "number", fmt, lambda r: number(r.get(c.key)), shown=c.shown)
 
 
@@ -112,23 +113,43 @@ def field_columns(track: Track) -> list:
 
 def columns(track: Track) -> list[Column]:
     """Every column the track's table can show, in display order."""
-    out = [Column("rank", "Rank", "rank", lambda r: _int_text(r.get("rank")), lambda r: number(r.get("rank")),
-                  optional=False, width="64px"),
-           Column("rank_ci", "Rank (CI)", "rank", lambda r: f"≥{int(r['rank_ub'])}" if number(r.get("rank_ub")) else "",
-                  lambda r: number(r.get("rank_ub")), width="76px"),
-           Column("system", "System", "text", lambda r: str(r["name"]), optional=False, width="260px")]
+    out = [
+        Column(
+            "rank",
+            "Rank",
+            "rank",
+            lambda r: _int_text(r.get("rank")),
+            lambda r: number(r.get("rank")),
+            optional=False,
+            width="64px",
+        ),
+        Column(
+            "rank_ci",
+            "Rank (CI)",
+            "rank",
+            lambda r: f"≥{int(r['rank_ub'])}" if number(r.get("rank_ub")) else "",
+            lambda r: number(r.get("rank_ub")),
+            width="76px",
+        ),
+        Column("system", "System", "text", lambda r: str(r["name"]), optional=False, width="260px"),
+    ]
     out += [Column(f.key, f.label, "text", lambda r, k=f.key: str(r.get(k, "")), shown=f.shown) for f in field_columns(track)]
     out += [_metric_column(m) for m in track.metrics]
     out += [_extra_column(c) for c in track.extra_columns]
     judged = any(m.needs_judge for m in track.metrics)
-    out += [Column("covered", "Covered", "number", _covered, _covered_key),  # units answered / units scored
-            Column("missing", "Missing", "number", lambda r: _int_text(r.get("missing")), lambda r: number(r.get("missing")),
-                   shown=False),
-            Column("judge", "Judge", "text", lambda r: str(r.get("judge", "")).replace("none", ""), shown=judged),  # judged tracks show who judged, always
-            Column("submitted", "Submitted", "text", lambda r: str(r.get("submitted", ""))[:10]),
-            Column("status", "Status", "text", status_cell, width="150px"),
-            # the submission's short content hash: citable, and what a row click opens
-            Column("id", "Id", "text", lambda r: str(r["id"]))]
+    out += [
+        Column("covered", "Covered", "number", _covered, _covered_key),  # units answered / units scored
+        Column(
+            "missing", "Missing", "number", lambda r: _int_text(r.get("missing")), lambda r: number(r.get("missing")), shown=False
+        ),
+        Column(
+            "judge", "Judge", "text", lambda r: str(r.get("judge", "")).replace("none", ""), shown=judged
+        ),  # judged tracks show who judged, always
+        Column("submitted", "Submitted", "text", lambda r: str(r.get("submitted", ""))[:10]),
+        Column("status", "Status", "text", status_cell, width="150px"),
+        # the submission's short content hash: citable, and what a row click opens
+        Column("id", "Id", "text", lambda r: str(r["id"])),
+    ]
     return out
 
 

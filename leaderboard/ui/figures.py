@@ -25,8 +25,12 @@ MAX_LABELS = 12  # scatter points beyond the best-ranked few get a hover label o
 
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
     layout = {
-        "title": {"text": esc(title), "font": {"size": 15}}, "template": "plotly_white", "colorway": list(PALETTE),
-        "margin": {"l": 50, "r": 20, "t": 50, "b": 50}, "height": 420, "legend": {"orientation": "h", "y": -0.25},
+        "title": {"text": esc(title), "font": {"size": 15}},
+        "template": "plotly_white",
+        "colorway": list(PALETTE),
+        "margin": {"l": 50, "r": 20, "t": 50, "b": 50},
+        "height": 420,
+        "legend": {"orientation": "h", "y": -0.25},
         "font": {"family": "system-ui, sans-serif", "size": 12},
     }
     fig.update_layout(**{**layout, **kw})
@@ -76,8 +80,9 @@ def by_axis(track: Track, systems: list[tuple[str, dict]], axis: str, metric: st
         ys = [cells.get(v, {}).get(metric) for v in values]
         if all(y is None for y in ys):
             continue
-        fig.add_bar(name=esc(name), x=[esc(v) for v in values], y=ys,
-                    hovertemplate="%{x}: %{y:.3f}<extra>" + esc(name) + "</extra>")
+        fig.add_bar(
+            name=esc(name), x=[esc(v) for v in values], y=ys, hovertemplate="%{x}: %{y:.3f}<extra>" + esc(name) + "</extra>"
+        )
         drawn += 1
         if drawn == MAX_SERIES:
             break
@@ -92,14 +97,23 @@ def scatter(track: Track, systems: list[tuple[str, dict]], x: str, y: str, chart
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
     if not pts:
         judged = any(track.metric(k).needs_judge for k in (x, y) if k in {m.key for m in track.metrics})
-        return message_figure(chart.empty or f"No system has both {_label(track, x)} and {_label(track, y)}"
-                              + (" (not judged yet?)." if judged else "."))
+        return message_figure(
+            chart.empty
+            or f"No system has both {_label(track, x)} and {_label(track, y)}" + (" (not judged yet?)." if judged else ".")
+        )
     fig = go.Figure()
     for i, (n, px, py) in enumerate(pts):
-        fig.add_scatter(x=[px], y=[py], mode="markers+text" if i < MAX_LABELS else "markers", name=esc(n), text=[esc(n)],
-                        textposition="top center",
-                        marker={"size": 12, "color": PALETTE[i % len(PALETTE)]}, showlegend=False,
-                        hovertemplate=f"{esc(n)}<br>{esc(_label(track, x))} %{{x:.3f}}<br>{esc(_label(track, y))} %{{y:.3f}}<extra></extra>")
+        fig.add_scatter(
+            x=[px],
+            y=[py],
+            mode="markers+text" if i < MAX_LABELS else "markers",
+            name=esc(n),
+            text=[esc(n)],
+            textposition="top center",
+            marker={"size": 12, "color": PALETTE[i % len(PALETTE)]},
+            showlegend=False,
+            hovertemplate=f"{esc(n)}<br>{esc(_label(track, x))} %{{x:.3f}}<br>{esc(_label(track, y))} %{{y:.3f}}<extra></extra>",
+        )
     fig.update_xaxes(title=esc(chart.x_title or _label(track, x)))
     fig.update_yaxes(title=esc(chart.y_title or _label(track, y)))
     return _layout(fig, f"{_label(track, x)} vs {_label(track, y)}")
@@ -117,13 +131,21 @@ def avg_var(track: Track, systems: list[tuple[str, dict]], metric: str, chart: C
         return message_figure(chart.empty or f"No system has {_label(track, metric)} yet.")
     fig = go.Figure()
     for i, (n, a, v) in enumerate(pts):
-        fig.add_scatter(x=[a], y=[v], mode="markers+text" if i < MAX_LABELS else "markers", text=[esc(n)],
-                        textposition="top center", showlegend=False,
-                        marker={"size": 12, "color": PALETTE[i % len(PALETTE)]},
-                        hovertemplate=f"{esc(n)}<br>AVG %{{x:.3f}}<br>VAR %{{y:.4f}}<extra></extra>")
+        fig.add_scatter(
+            x=[a],
+            y=[v],
+            mode="markers+text" if i < MAX_LABELS else "markers",
+            text=[esc(n)],
+            textposition="top center",
+            showlegend=False,
+            marker={"size": 12, "color": PALETTE[i % len(PALETTE)]},
+            hovertemplate=f"{esc(n)}<br>AVG %{{x:.3f}}<br>VAR %{{y:.4f}}<extra></extra>",
+        )
     fig.update_xaxes(title=esc(chart.x_title or f"AVG of {_label(track, metric)} over {over}"))
     fig.update_yaxes(title=esc(chart.y_title or f"VAR across {over} (lower = more even)"), rangemode="tozero")
-    return _layout(fig, f"{_label(track, metric)}: {chart.title[:1].lower() + chart.title[1:] if chart.title else 'average vs variance'}")
+    return _layout(
+        fig, f"{_label(track, metric)}: {chart.title[:1].lower() + chart.title[1:] if chart.title else 'average vs variance'}"
+    )
 
 
 def shares(track: Track, systems: list[tuple[str, dict]], axis: str, chart: Chart = NO_CHART) -> go.Figure:
@@ -137,8 +159,13 @@ def shares(track: Track, systems: list[tuple[str, dict]], axis: str, chart: Char
     fig = go.Figure()
     names = [esc(n) for n, _ in rows]
     for v in values:
-        fig.add_bar(name=esc(v), y=names, x=[c.get(v, {}).get("share", 0) for _, c in rows], orientation="h",
-                    hovertemplate="%{y}: " + esc(v) + " %{x:.2f}<extra></extra>")
+        fig.add_bar(
+            name=esc(v),
+            y=names,
+            x=[c.get(v, {}).get("share", 0) for _, c in rows],
+            orientation="h",
+            hovertemplate="%{y}: " + esc(v) + " %{x:.2f}<extra></extra>",
+        )
     fig.update_xaxes(title=esc(chart.x_title or f"mean share per {_axis_label(track, axis)}"))
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, decl.label, barmode="stack", height=max(300, 60 + 40 * len(rows)))
@@ -152,8 +179,17 @@ def pair_heatmap(track: Track, name: str, summary: dict, axis: str, metric: str,
     langs = list(dict.fromkeys([p.split("-")[0] for p in cells] + [p.split("-")[1] for p in cells]))
     z = [[cells.get(f"{q}-{d}", {}).get(metric) for d in langs] for q in langs]
     rows_title, cols_title = chart.y_title or "row", chart.x_title or "column"
-    fig = go.Figure(go.Heatmap(z=z, x=langs, y=langs, colorscale="Cividis", zmin=0, zmax=1,
-                               hovertemplate=esc(rows_title) + " %{y}, " + esc(cols_title) + " %{x}: %{z:.3f}<extra></extra>"))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=langs,
+            y=langs,
+            colorscale="Cividis",
+            zmin=0,
+            zmax=1,
+            hovertemplate=esc(rows_title) + " %{y}, " + esc(cols_title) + " %{x}: %{z:.3f}<extra></extra>",
+        )
+    )
     fig.update_xaxes(title=esc(cols_title))
     fig.update_yaxes(title=esc(rows_title), autorange="reversed")
     return _layout(fig, f"{name}: {_label(track, metric)} per {_axis_label(track, axis)}")
@@ -182,15 +218,31 @@ def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, grou
     fig = go.Figure()
     for i, g in enumerate(sorted({p[3] for p in pts})):
         mine = sorted((p for p in pts if p[3] == g), key=lambda p: p[1])
-        fig.add_scatter(x=[p[1] for p in mine], y=[p[2] for p in mine], mode="lines+markers", name=esc(g),
-                        text=[esc(p[0]) for p in mine], line={"color": PALETTE[i % len(PALETTE)]},
-                        hovertemplate="%{text}<br>" + esc(_label(track, x).lower()) + " %{x:" + x_format + "}<br>"
-                        + esc(_label(track, y)) + " %{y:.3f}<extra></extra>")
+        fig.add_scatter(
+            x=[p[1] for p in mine],
+            y=[p[2] for p in mine],
+            mode="lines+markers",
+            name=esc(g),
+            text=[esc(p[0]) for p in mine],
+            line={"color": PALETTE[i % len(PALETTE)]},
+            hovertemplate="%{text}<br>"
+            + esc(_label(track, x).lower())
+            + " %{x:"
+            + x_format
+            + "}<br>"
+            + esc(_label(track, y))
+            + " %{y:.3f}<extra></extra>",
+        )
     front = pareto_front([(p[1], p[2]) for p in pts], *(_higher_is_better(track, k) for k in (x, y)))
-    fig.add_scatter(x=[p[0] for p in front], y=[p[1] for p in front], mode="lines+markers", name="Pareto front",
-                    line={"color": "#000000", "dash": "dash", "width": 1.5},
-                    marker={"symbol": "star", "size": 12, "color": "rgba(0,0,0,0)", "line": {"color": "#000000", "width": 1.5}},
-                    hovertemplate="Pareto front<br>" + esc(_label(track, x).lower()) + " %{x:" + x_format + "}<br>%{y:.3f}<extra></extra>")
+    fig.add_scatter(
+        x=[p[0] for p in front],
+        y=[p[1] for p in front],
+        mode="lines+markers",
+        name="Pareto front",
+        line={"color": "#000000", "dash": "dash", "width": 1.5},
+        marker={"symbol": "star", "size": 12, "color": "rgba(0,0,0,0)", "line": {"color": "#000000", "width": 1.5}},
+        hovertemplate="Pareto front<br>" + esc(_label(track, x).lower()) + " %{x:" + x_format + "}<br>%{y:.3f}<extra></extra>",
+    )
     fig.update_xaxes(title=esc(chart.x_title or _label(track, x)), tickformat=".0%" if x_format == ".0%" else None)
     fig.update_yaxes(title=esc(chart.y_title or _label(track, y)))
     return _layout(fig, f"{_label(track, y)} against {_label(track, x).lower()}, one curve per {group.replace('_', ' ')}")
@@ -202,10 +254,14 @@ def diff_by_category(comparison: dict, name_a: str, name_b: str) -> go.Figure:
         return message_figure("No category breakdown for the shared units.")
     fig = go.Figure()
     for i, (axis, cells) in enumerate(cats.items()):
-        fig.add_bar(name=esc(axis.replace("_", " ")), x=[esc(v) for v in cells], y=[c["diff"] for c in cells.values()],
-                    marker={"color": PALETTE[i % len(PALETTE)]},
-                    customdata=[[c["a"], c["b"], c["n"]] for c in cells.values()],
-                    hovertemplate="%{x}: A−B %{y:+.3f}<br>A %{customdata[0]:.3f}, B %{customdata[1]:.3f}, n=%{customdata[2]}<extra></extra>")
+        fig.add_bar(
+            name=esc(axis.replace("_", " ")),
+            x=[esc(v) for v in cells],
+            y=[c["diff"] for c in cells.values()],
+            marker={"color": PALETTE[i % len(PALETTE)]},
+            customdata=[[c["a"], c["b"], c["n"]] for c in cells.values()],
+            hovertemplate="%{x}: A−B %{y:+.3f}<br>A %{customdata[0]:.3f}, B %{customdata[1]:.3f}, n=%{customdata[2]}<extra></extra>",
+        )
     fig.add_hline(y=0, line={"color": "#666", "width": 1})
     fig.update_yaxes(title=f"A − B ({esc(comparison.get('focus') or '')})")
     return _layout(fig, f"{name_a} − {name_b} per category")

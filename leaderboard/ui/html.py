@@ -22,15 +22,21 @@ def hint(text: str) -> str:
 
 
 def track_hint(track: Track) -> str:
-    return hint(f"{esc(track.description)} Sort any column from the ⋮ menu of its header; "
-                "“Rank (CI)” is the best rank the 95% intervals allow.")
+    return hint(
+        f"{esc(track.description)} Sort any column from the ⋮ menu of its header; "
+        "“Rank (CI)” is the best rank the 95% intervals allow."
+    )
 
 
-COMPARE_HINT = hint("Pick two systems of one track: every metric with both values, the difference, its 95% CI "
-                    "and a paired significance test over the units both answered.")
-SUBMIT_HINT = hint("Upload one file (.json, .jsonl, optionally .gz). It is validated first: an invalid file is "
-                   "never stored, and you see every problem. A valid one is stored in the submissions repository and "
-                   "rescored from its raw predictions.")
+COMPARE_HINT = hint(
+    "Pick two systems of one track: every metric with both values, the difference, its 95% CI "
+    "and a paired significance test over the units both answered."
+)
+SUBMIT_HINT = hint(
+    "Upload one file (.json, .jsonl, optionally .gz). It is validated first: an invalid file is "
+    "never stored, and you see every problem. A valid one is stored in the submissions repository and "
+    "rescored from its raw predictions."
+)
 
 
 def compare_summary(text: str) -> str:
@@ -55,8 +61,10 @@ def status_html(board: Board) -> str:
     for entry_id, p in list(board.judge_progress.items()):
         e = board.entry(entry_id)
         if e is not None and p.total:
-            parts.append(f'<div class="judging">Judging answers of {esc(e.name)}: '
-                         f'<progress value="{int(p.done)}" max="{int(p.total)}"></progress> {int(p.done)}/{int(p.total)}</div>')
+            parts.append(
+                f'<div class="judging">Judging answers of {esc(e.name)}: '
+                f'<progress value="{int(p.done)}" max="{int(p.total)}"></progress> {int(p.done)}/{int(p.total)}</div>'
+            )
     return "".join(parts)
 
 
@@ -68,10 +76,15 @@ def submission_status(status, entry, track: Track | None) -> str:
         head += f'<div class="errors"><ul>{items}</ul></div>'
     if status.ok and status.file is not None:
         if entry is not None and entry.status == "scored" and track is not None:
-            cells = "".join(f"<tr><th>{esc(m.label)}</th><td>{num(entry.summary['overall'].get(m.key))}</td></tr>"
-                            for m in track.metrics if m.key in entry.summary.get("overall", {}))
-            head += (f"<p>Scored: submission <code>{esc(entry.id)}</code>"
-                     f"{' (answers are being judged)' if entry.judging else ''}.</p><table class='meta'>{cells}</table>")
+            cells = "".join(
+                f"<tr><th>{esc(m.label)}</th><td>{num(entry.summary['overall'].get(m.key))}</td></tr>"
+                for m in track.metrics
+                if m.key in entry.summary.get("overall", {})
+            )
+            head += (
+                f"<p>Scored: submission <code>{esc(entry.id)}</code>"
+                f"{' (answers are being judged)' if entry.judging else ''}.</p><table class='meta'>{cells}</table>"
+            )
         elif entry is not None:
             head += f"<p>Status: {esc(entry.status)}.</p>"
     return head

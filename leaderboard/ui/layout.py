@@ -26,8 +26,19 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS = (ASSETS / "style.css").read_text(encoding="utf-8") if (ASSETS / "style.css").exists() else ""
 
 # What other modules and tests import from here (the page's public names before the tabs became units).
-__all__ = ["CSS", "TAGLINE", "TITLE", "TrackTab", "build", "discard_upload", "guarded", "login_required",
-           "record_download", "status_html", "submission_result_html"]
+__all__ = [
+    "CSS",
+    "TAGLINE",
+    "TITLE",
+    "TrackTab",
+    "build",
+    "discard_upload",
+    "guarded",
+    "login_required",
+    "record_download",
+    "status_html",
+    "submission_result_html",
+]
 
 
 # ---- internal failures: a short message and a log reference, never a traceback or a server path -------------
@@ -40,6 +51,7 @@ def guarded(fn):
     functools.wraps keeps the signature and type hints Gradio reads (API parameter names, gr.Request,
     gr.SelectData, gr.OAuthProfile). gr.Error is a message meant for people: it passes through.
     """
+
     @functools.wraps(fn)
     def run(*args, **kwargs):
         try:
@@ -50,6 +62,7 @@ def guarded(fn):
             ref = secrets.token_hex(3)
             log.exception("handler %s failed (ref %s)", getattr(fn, "__name__", "?"), ref)
             raise gr.Error(INTERNAL_ERROR.format(ref=ref), print_exception=False) from None
+
     return run
 
 
@@ -69,8 +82,12 @@ def build(board: Board) -> gr.Blocks:
         with gr.Row(equal_height=True):
             status = gr.HTML(status_html(board), elem_id="status")
             refresh = gr.Button("Refresh data", size="sm", scale=0, min_width=120, elem_id="refresh")
-        page = Page(board, url=gr.Textbox(visible=False, elem_id="url-state"), active_tab=gr.State(next(iter(TRACKS))),
-                    data_version=gr.Number(board.version, visible=False))
+        page = Page(
+            board,
+            url=gr.Textbox(visible=False, elem_id="url-state"),
+            active_tab=gr.State(next(iter(TRACKS))),
+            data_version=gr.Number(board.version, visible=False),
+        )
         seen_version = gr.State(board.version)
         units: list[tuple[object, gr.Tab]] = []
         with gr.Tabs(elem_id="main-tabs") as page.main_tabs:
@@ -101,8 +118,12 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
         tab = urlstate.first(params, "tab", first)
         tab = tab if tab in valid_tabs else first
         # the page starts from the board as it is now: the timer re-renders only on later changes
-        out = {page.main_tabs: gr.Tabs(selected=tab), page.active_tab: tab, seen_version: page.board.version,
-               status: status_html(page.board)}
+        out = {
+            page.main_tabs: gr.Tabs(selected=tab),
+            page.active_tab: tab,
+            seen_version: page.board.version,
+            status: status_html(page.board),
+        }
         for unit in units:
             out.update(unit.restore(params, tab))
         return out
@@ -125,14 +146,21 @@ def _wire_status(board: Board, page: Page, status: gr.HTML, refresh: gr.Button, 
             return gr.update(), version, gr.update(), shown
         return text, board.version, board.version, text
 
-    timer.tick(poll, [seen_version, seen_status], [status, seen_version, page.data_version, seen_status], api_name=False,
-               show_progress="hidden")
+    timer.tick(
+        poll,
+        [seen_version, seen_status],
+        [status, seen_version, page.data_version, seen_status],
+        api_name=False,
+        show_progress="hidden",
+    )
 
     def refresh_now(profile: gr.OAuthProfile | None = None):
         """Pull now (admins on a Space; anyone locally). New data reaches the page through the timer."""
         admins = board.settings.admin_users
         if on_space() and (profile is None or profile.username not in admins):
-            return status_html(board) + html.banner("Only maintainers can force a refresh; the board pulls by itself every few minutes.")
+            return status_html(board) + html.banner(
+                "Only maintainers can force a refresh; the board pulls by itself every few minutes."
+            )
         board.refresh()
         return status_html(board)
 

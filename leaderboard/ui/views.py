@@ -78,8 +78,14 @@ def filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
     return {k: order.get(k) or sorted(v) for k, v in out.items()}
 
 
-def filtered_table(board: Board, track_name: str, rank_by: str | None = None, slice_choice: str | None = None,
-                   search: str = "", filters: dict[str, list[str]] | None = None) -> pd.DataFrame:
+def filtered_table(
+    board: Board,
+    track_name: str,
+    rank_by: str | None = None,
+    slice_choice: str | None = None,
+    search: str = "",
+    filters: dict[str, list[str]] | None = None,
+) -> pd.DataFrame:
     """The raw board rows of a view: ranked by `rank_by`, on a slice, searched and filtered."""
     track = TRACKS[track_name]
     rank_key = cols.metric_key(track, rank_by)
@@ -127,9 +133,15 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def table_frames(board: Board, track_name: str, rank_by: str | None = None, slice_choice: str | None = None,
-                 search: str = "", filters: dict[str, list[str]] | None = None,
-                 columns: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def table_frames(
+    board: Board,
+    track_name: str,
+    rank_by: str | None = None,
+    slice_choice: str | None = None,
+    search: str = "",
+    filters: dict[str, list[str]] | None = None,
+    columns: list[str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(display frame, raw frame) of a track's board under the given view."""
     track = TRACKS[track_name]
     raw = filtered_table(board, track_name, rank_by, slice_choice, search, filters)
@@ -137,8 +149,9 @@ def table_frames(board: Board, track_name: str, rank_by: str | None = None, slic
         return pd.DataFrame({c.label: [] for c in cols.columns(track) if not c.optional}), raw
     shown = set(cols.keys_of(track, columns) if columns is not None else default_columns(track))
     records = raw.to_dict("records")  # one pass over the rows (iterrows per column is the slow part with 500 systems)
-    disp = pd.DataFrame({c.label: [c.format(row) for row in records]
-                         for c in cols.columns(track) if not c.optional or c.key in shown})
+    disp = pd.DataFrame(
+        {c.label: [c.format(row) for row in records] for c in cols.columns(track) if not c.optional or c.key in shown}
+    )
     return disp.reset_index(drop=True), raw.reset_index(drop=True)
 
 
@@ -161,8 +174,11 @@ def table_value(disp: pd.DataFrame, raw: pd.DataFrame, track: Track) -> dict:
         columns.append([c.sort_key(r) for r in records] if c.sort_key is not None and records else disp[c.label].tolist())
     data = [list(row) for row in zip(*columns)] if columns else []
     shown = disp.astype(str).values.tolist()
-    return {"headers": list(disp.columns), "data": data,
-            "metadata": {"display_value": shown, "styling": [[""] * len(disp.columns) for _ in shown]} if shown else None}
+    return {
+        "headers": list(disp.columns),
+        "data": data,
+        "metadata": {"display_value": shown, "styling": [[""] * len(disp.columns) for _ in shown]} if shown else None,
+    }
 
 
 judge_label = cols.judge_label
@@ -207,8 +223,9 @@ def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metri
     if c.kind == "pair_heatmap":
         decl = next(a for a in track.axes if a.key == c.axis)
         key = metric if metric in decl.metrics else decl.metrics[0]
-        pick = next(((n, s) for n, s in systems if s.get("sha256", "")[:12] == pair_system
-                     and c.axis in s.get("breakdowns", {})), None)
+        pick = next(
+            ((n, s) for n, s in systems if s.get("sha256", "")[:12] == pair_system and c.axis in s.get("breakdowns", {})), None
+        )
         pick = pick or next(((n, s) for n, s in systems if c.axis in s.get("breakdowns", {})), None)
         if pick is None:
             return figures.message_figure(c.empty or f"No system has results per {decl.label.lower()} yet.")
@@ -248,17 +265,31 @@ def detail(board: Board, entry_id: str | None) -> tuple[str, pd.DataFrame, pd.Da
 def _meta_html(e: Entry) -> str:
     s = e.summary
     track = TRACKS.get(s.get("track") or "")
-    status = f"duplicate of {e.duplicate_of} (not ranked: the earliest copy of these predictions is)" if e.duplicate_of \
-        else e.status
-    rows = [("System", esc(e.name)), ("Status", esc(status)), ("Submission id", f"<code>{esc(e.id)}</code>"),
-            ("File", f"<code>{esc(e.path)}</code>"), ("Submitted by", esc(e.user or "")),
-            ("Submitted", esc(e.submitted_at or "")), ("Scored", esc(s.get("scored_at", ""))),
-            ("Metric version", esc(s.get("metric_version", ""))), ("Judge", esc(judge_label(s.get("judge", ""))))]
+    status = (
+        f"duplicate of {e.duplicate_of} (not ranked: the earliest copy of these predictions is)" if e.duplicate_of else e.status
+    )
+    rows = [
+        ("System", esc(e.name)),
+        ("Status", esc(status)),
+        ("Submission id", f"<code>{esc(e.id)}</code>"),
+        ("File", f"<code>{esc(e.path)}</code>"),
+        ("Submitted by", esc(e.user or "")),
+        ("Submitted", esc(e.submitted_at or "")),
+        ("Scored", esc(s.get("scored_at", ""))),
+        ("Metric version", esc(s.get("metric_version", ""))),
+        ("Judge", esc(judge_label(s.get("judge", "")))),
+    ]
     for key, value in e.system.items():
         if key == "name":
             continue
         label = next((f.label for f in track.system_fields if f.key == key), key) if track else key
-        shown = link_html(value) if key == "link" else f"<code>{esc(json.dumps(value))}</code>" if isinstance(value, (dict, list)) else esc(value)
+        shown = (
+            link_html(value)
+            if key == "link"
+            else f"<code>{esc(json.dumps(value))}</code>"
+            if isinstance(value, (dict, list))
+            else esc(value)
+        )
         rows.append((esc(label), shown))
     if e.flag:
         rows.append(("Maintainers' flag", esc(f"{e.flag.get('status')}: {e.flag.get('reason', '')}")))
@@ -267,7 +298,9 @@ def _meta_html(e: Entry) -> str:
     if s.get("overall"):
         metrics = "".join(
             f"<tr><th>{esc(m.label)}</th><td>{num(s['overall'].get(m.key))} <small>{ci_text(*(s.get('ci', {}).get(m.key) or [None, None]))}</small></td></tr>"
-            for m in (track.metrics if track else []) if m.key in s["overall"])
+            for m in (track.metrics if track else [])
+            if m.key in s["overall"]
+        )
         html += f'<table class="meta">{metrics}</table><p>{s.get("n", 0)} units scored, {s.get("missing", 0)} missing.</p>'
     if s.get("errors"):
         items = "".join(f"<li><code>{esc(err)}</code></li>" for err in s["errors"])
@@ -277,9 +310,15 @@ def _meta_html(e: Entry) -> str:
         html += f"<details><summary>{len(s['warnings'])} warning(s)</summary><ul>{items}</ul></details>"
     ledger = s.get("judge_ledger")
     if ledger:
-        html += ("<p>Judge cost: " + esc(f"{ledger.get('calls', 0)} calls, {ledger.get('prompt_tokens', 0)} prompt + "
-                                         f"{ledger.get('completion_tokens', 0)} completion tokens, "
-                                         f"{ledger.get('cache_hits', 0)} cached, {ledger.get('failures', 0)} failures") + "</p>")
+        html += (
+            "<p>Judge cost: "
+            + esc(
+                f"{ledger.get('calls', 0)} calls, {ledger.get('prompt_tokens', 0)} prompt + "
+                f"{ledger.get('completion_tokens', 0)} completion tokens, "
+                f"{ledger.get('cache_hits', 0)} cached, {ledger.get('failures', 0)} failures"
+            )
+            + "</p>"
+        )
     return html
 
 
@@ -289,8 +328,13 @@ def _breakdown_frame(e: Entry) -> pd.DataFrame:
     for axis, cells in e.summary.get("breakdowns", {}).items():
         label = next((a.label for a in track.axes if a.key == axis), axis) if track else axis
         for value, metrics in cells.items():
-            rows.append({"Breakdown": label, "Value": value,
-                         **{_metric_label(track, k): (num(v) if isinstance(v, float) else v) for k, v in metrics.items()}})
+            rows.append(
+                {
+                    "Breakdown": label,
+                    "Value": value,
+                    **{_metric_label(track, k): (num(v) if isinstance(v, float) else v) for k, v in metrics.items()},
+                }
+            )
     return pd.DataFrame(rows).fillna("")
 
 
@@ -379,8 +423,10 @@ def unit_record(board: Board, entry_id: str | None, unit: str | None, limit: int
         return f"// {unit}: no prediction in this submission"
     if len(text) <= limit:
         return text
-    return (text[:limit] + f"\n// … cut: the first {limit:,} of {len(text):,} characters are shown; "
-            "download the record for the full text")
+    return (
+        text[:limit] + f"\n// … cut: the first {limit:,} of {len(text):,} characters are shown; "
+        "download the record for the full text"
+    )
 
 
 def compare_view(board: Board, a_id: str | None, b_id: str | None):
@@ -388,7 +434,12 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
     if not a_id or not b_id:
         return "Pick two systems of the same track.", pd.DataFrame(), figures.message_figure("Pick two systems."), pd.DataFrame()
     if a_id == b_id:
-        return "Pick two different systems.", pd.DataFrame(), figures.message_figure("Pick two different systems."), pd.DataFrame()
+        return (
+            "Pick two different systems.",
+            pd.DataFrame(),
+            figures.message_figure("Pick two different systems."),
+            pd.DataFrame(),
+        )
     if visible_entry(board, a_id) is None or visible_entry(board, b_id) is None:  # unknown, withdrawn or hidden
         msg = "Unknown system: pick again."
         return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
@@ -403,13 +454,24 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
         label = m.label
         if TRACKS[a.summary["track"]].metric(m.key).needs_judge:
             label += f" (judge: {judge_label(a.summary.get('judge', ''))})"
-        rows.append({"Metric": label, "A": num(m.a), "B": num(m.b), "A − B": "" if m.diff is None else f"{m.diff:+.3f}",
-                     "95% CI of A − B": ci_text(*m.ci) if m.ci else "", "p": "" if m.p_value is None else f"{m.p_value:.3f}",
-                     "Significant (95%)": "yes" if m.significant else "no", "Shared units": str(m.n_shared)})
+        rows.append(
+            {
+                "Metric": label,
+                "A": num(m.a),
+                "B": num(m.b),
+                "A − B": "" if m.diff is None else f"{m.diff:+.3f}",
+                "95% CI of A − B": ci_text(*m.ci) if m.ci else "",
+                "p": "" if m.p_value is None else f"{m.p_value:.3f}",
+                "Significant (95%)": "yes" if m.significant else "no",
+                "Shared units": str(m.n_shared),
+            }
+        )
     n_shared = max((m.n_shared for m in c["metrics"]), default=0)
     # Names are plain text: the markdown gets escaped names only.
-    text = (f"<b>A</b> = {esc(a.name)} · <b>B</b> = {esc(b.name)}. Paired bootstrap (1,000 resamples) over the "
-            f"{n_shared} units both answered; a difference is significant when its 95% CI excludes 0.")
+    text = (
+        f"<b>A</b> = {esc(a.name)} · <b>B</b> = {esc(b.name)}. Paired bootstrap (1,000 resamples) over the "
+        f"{n_shared} units both answered; a difference is significant when its 95% CI excludes 0."
+    )
     top = pd.DataFrame(c["top_units"])
     if not top.empty:
         top = top.rename(columns={"unit": "Unit", "a": "A", "b": "B", "diff": "A − B", "a_says": "A says", "b_says": "B says"})

@@ -31,9 +31,11 @@ class Page:
 
 def on_screen(view: str, fn):
     """`fn` returning (*outputs, query), with the query written only while `view` is the tab on screen."""
+
     def run(active, *args):
         *outputs, query = fn(*args)
         return (*outputs, query if active == view else gr.update())
+
     return run
 
 

@@ -20,35 +20,45 @@ class CompareTab:
         choices = views.system_choices(board, self.first_track)
         gr.HTML(html.COMPARE_HINT)
         with gr.Row():
-            self.track = gr.Dropdown([(t.title, n) for n, t in TRACKS.items()], value=self.first_track, label="Track",
-                                     elem_id="compare-track")
-            self.a = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="System A", elem_id="compare-a",
-                                 allow_custom_value=True)
-            self.b = gr.Dropdown(choices, value=choices[1][1] if len(choices) > 1 else None, label="System B",
-                                 elem_id="compare-b", allow_custom_value=True)
+            self.track = gr.Dropdown(
+                [(t.title, n) for n, t in TRACKS.items()], value=self.first_track, label="Track", elem_id="compare-track"
+            )
+            self.a = gr.Dropdown(
+                choices, value=choices[0][1] if choices else None, label="System A", elem_id="compare-a", allow_custom_value=True
+            )
+            self.b = gr.Dropdown(
+                choices,
+                value=choices[1][1] if len(choices) > 1 else None,
+                label="System B",
+                elem_id="compare-b",
+                allow_custom_value=True,
+            )
             self.go = gr.Button("Compare", variant="primary", scale=0, elem_id="compare-go")
         summary = gr.HTML(elem_id="compare-summary")
         metrics = gr.Dataframe(interactive=False, label="Metrics", elem_id="compare-metrics", datatype="str")
         plot = gr.Plot(label="Difference per category", elem_id="compare-plot")
-        top = gr.Dataframe(interactive=False, label="Where they differ most", wrap=True, datatype="str",
-                           elem_id="compare-top", max_height=420)
+        top = gr.Dataframe(
+            interactive=False, label="Where they differ most", wrap=True, datatype="str", elem_id="compare-top", max_height=420
+        )
         self.unit = gr.Dropdown([], label="Show both raw predictions for", elem_id="compare-unit", allow_custom_value=True)
         self.outputs = [summary, metrics, plot, top, self.unit]
         with gr.Row():
-            self.record_outputs = [gr.Code(language="json", label="A's prediction", elem_id="compare-rec-a"),
-                                   gr.Code(language="json", label="B's prediction", elem_id="compare-rec-b")]
+            self.record_outputs = [
+                gr.Code(language="json", label="A's prediction", elem_id="compare-rec-a"),
+                gr.Code(language="json", label="B's prediction", elem_id="compare-rec-b"),
+            ]
         with gr.Row():
             self.download_outputs = [
                 gr.DownloadButton("Download A's whole record", size="sm", visible=False, elem_id="compare-rec-a-file"),
-                gr.DownloadButton("Download B's whole record", size="sm", visible=False, elem_id="compare-rec-b-file")]
+                gr.DownloadButton("Download B's whole record", size="sm", visible=False, elem_id="compare-rec-b-file"),
+            ]
 
     # ---- handlers -----------------------------------------------------------------------------
     def run(self, track_name, a_id, b_id):
         text, mframe, fig, topf = views.compare_view(self.board, a_id, b_id)
         units = topf["Unit"].tolist() if "Unit" in topf else []
         query = urlstate.encode({"tab": self.id, "track": track_name, "a": a_id, "b": b_id})
-        return (html.compare_summary(text), mframe, fig, topf, gr.update(choices=units, value=units[0] if units else None),
-                query)
+        return (html.compare_summary(text), mframe, fig, topf, gr.update(choices=units, value=units[0] if units else None), query)
 
     def compare_api(self, track, system_a, system_b):
         return self.run(track, system_a, system_b)[:-1]
@@ -70,8 +80,7 @@ class CompareTab:
         ch = views.system_choices(self.board, track_name)
         ids = [i for _, i in ch]
         new_a, new_b = self.pick_track(track_name, a_id, b_id)
-        return (gr.update(choices=ch) if a_id in ids else new_a,
-                gr.update(choices=ch) if b_id in ids and b_id != a_id else new_b)
+        return (gr.update(choices=ch) if a_id in ids else new_a, gr.update(choices=ch) if b_id in ids and b_id != a_id else new_b)
 
     def records(self, a_id, b_id, unit_id):
         return views.both_records(self.board, a_id, b_id, unit_id)
@@ -91,22 +100,31 @@ class CompareTab:
         ch = views.system_choices(self.board, track_name)
         ids = [i for _, i in ch]
         want_a, want_b = urlstate.first(params, "a"), urlstate.first(params, "b")
-        return {self.track: gr.update(value=track_name),
-                self.a: gr.update(choices=ch, value=want_a if want_a in ids else (ids[0] if ids else None)),
-                self.b: gr.update(choices=ch, value=want_b if want_b in ids else (ids[1] if len(ids) > 1 else None))}
+        return {
+            self.track: gr.update(value=track_name),
+            self.a: gr.update(choices=ch, value=want_a if want_a in ids else (ids[0] if ids else None)),
+            self.b: gr.update(choices=ch, value=want_b if want_b in ids else (ids[1] if len(ids) > 1 else None)),
+        }
 
     # ---- events -------------------------------------------------------------------------------
     def wire(self, page: Page, tab: gr.Tab) -> None:
         """The API endpoint returns the comparison; the page also writes the URL while on screen."""
         picks = [self.track, self.a, self.b]
         tab.select(lambda: self.id, None, page.active_tab, api_name=False).then(
-            on_screen(self.id, self.run), [page.active_tab, *picks], self.outputs + [page.url], api_name=False)
-        gr.on([self.a.change, self.b.change], on_screen(self.id, self.run), [page.active_tab, *picks],
-              self.outputs + [page.url], api_name=False,
-              trigger_mode="always_last")  # as for the track controls: A and B restored together, the last run wins
+            on_screen(self.id, self.run), [page.active_tab, *picks], self.outputs + [page.url], api_name=False
+        )
+        gr.on(
+            [self.a.change, self.b.change],
+            on_screen(self.id, self.run),
+            [page.active_tab, *picks],
+            self.outputs + [page.url],
+            api_name=False,
+            trigger_mode="always_last",
+        )  # as for the track controls: A and B restored together, the last run wins
         # .input: only a user's pick of another track resets A and B; a permalink sets all three itself
         self.track.input(self.pick_track, picks, [self.a, self.b], api_name=False)
         self.go.click(self.compare_api, picks, self.outputs, api_name="compare")
         self.unit.change(self.records, [self.a, self.b, self.unit], self.record_outputs, api_name=False).then(
-            self.downloads, [self.a, self.b, self.unit], self.download_outputs, api_name=False)
+            self.downloads, [self.a, self.b, self.unit], self.download_outputs, api_name=False
+        )
         page.data_version.change(self.refresh_choices, picks, [self.a, self.b], api_name=False, show_progress="hidden")

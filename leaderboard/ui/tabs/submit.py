@@ -67,10 +67,12 @@ class SubmitTab:
             self.user_box = None
         else:
             self.user_box = gr.Textbox(label="Your name (local mode: no login)", value="local-user", elem_id="submit-user")
-        self.track = gr.Dropdown([(t.title, n) for n, t in TRACKS.items()], value=next(iter(TRACKS)), label="Track",
-                                 elem_id="submit-track")
-        self.upload = gr.File(label="Submission file", file_types=[".json", ".jsonl", ".gz"], type="filepath",
-                              elem_id="submit-file")
+        self.track = gr.Dropdown(
+            [(t.title, n) for n, t in TRACKS.items()], value=next(iter(TRACKS)), label="Track", elem_id="submit-track"
+        )
+        self.upload = gr.File(
+            label="Submission file", file_types=[".json", ".jsonl", ".gz"], type="filepath", elem_id="submit-file"
+        )
         with gr.Row():
             self.name = gr.Textbox(label="System name (overrides the file's header)", elem_id="submit-name")
             self.org = gr.Textbox(label="Organisation", elem_id="submit-org")
@@ -79,8 +81,7 @@ class SubmitTab:
         self.go = gr.Button("Validate and submit", variant="primary", elem_id="submit-go")
         self.result = gr.HTML(elem_id="submit-result")
 
-    def submit(self, track_name, path, sys_name, organisation, url, desc, user_name=None,
-               profile: gr.OAuthProfile | None = None):
+    def submit(self, track_name, path, sys_name, organisation, url, desc, user_name=None, profile: gr.OAuthProfile | None = None):
         user = profile.username if profile is not None else (user_name or "").strip()
         if self.user_box is None and profile is None:
             return html.error("Log in with Hugging Face to submit.")
@@ -88,8 +89,11 @@ class SubmitTab:
             return html.error("Enter a name to submit under.")
         if not path:
             return html.error("Choose a file to upload.")
-        overrides = {k: v.strip() for k, v in (("name", sys_name), ("organization", organisation), ("link", url),
-                                               ("description", desc)) if v and v.strip()}
+        overrides = {
+            k: v.strip()
+            for k, v in (("name", sys_name), ("organization", organisation), ("link", url), ("description", desc))
+            if v and v.strip()
+        }
         try:
             return submission_result_html(self.board, track_name, user, Path(path), overrides)
         finally:

@@ -28,22 +28,27 @@ class SystemTab:
     def __init__(self, board: Board):
         self.board = board
         with gr.Row():
-            self.system = gr.Dropdown(all_systems(board), value=None, label="Submission", elem_id="system-pick", scale=4,
-                                      allow_custom_value=True)
+            self.system = gr.Dropdown(
+                all_systems(board), value=None, label="Submission", elem_id="system-pick", scale=4, allow_custom_value=True
+            )
             self.pick = gr.Button("Show", scale=0, elem_id="system-show")
         meta = gr.HTML(elem_id="system-meta")
         breakdown = gr.Dataframe(interactive=False, label="Scores per category", datatype="str", elem_id="system-breakdown")
         with gr.Row():
-            self.category = gr.Dropdown([], label="Filter units by category", elem_id="system-category",
-                                        allow_custom_value=True)
+            self.category = gr.Dropdown([], label="Filter units by category", elem_id="system-category", allow_custom_value=True)
             self.search = gr.Textbox(label="Search units", elem_id="system-search")
-        self.units_out = gr.Dataframe(interactive=False, label="Per-unit scores (first 500 that match)", datatype="str",
-                                      elem_id="system-units", max_height=420)
-        self.unit = gr.Textbox(label="Raw prediction for unit (click a row above, or type a unit id and press Enter)",
-                               elem_id="system-unit")
+        self.units_out = gr.Dataframe(
+            interactive=False,
+            label="Per-unit scores (first 500 that match)",
+            datatype="str",
+            elem_id="system-units",
+            max_height=420,
+        )
+        self.unit = gr.Textbox(
+            label="Raw prediction for unit (click a row above, or type a unit id and press Enter)", elem_id="system-unit"
+        )
         self.record_out = gr.Code(language="json", label="Raw prediction record", elem_id="system-record")
-        self.download_out = gr.DownloadButton("Download the whole record", size="sm", visible=False,
-                                              elem_id="system-record-file")
+        self.download_out = gr.DownloadButton("Download the whole record", size="sm", visible=False, elem_id="system-record-file")
         self.outputs = [meta, breakdown, self.category, self.units_out]
 
     # ---- handlers -----------------------------------------------------------------------------
@@ -89,14 +94,18 @@ class SystemTab:
     # ---- events -------------------------------------------------------------------------------
     def wire(self, page: Page, tab: gr.Tab) -> None:
         tab.select(lambda: self.id, None, page.active_tab, api_name=False).then(
-            on_screen(self.id, self.show), [page.active_tab, self.system], self.outputs + [page.url], api_name=False)
-        self.system.change(on_screen(self.id, self.show), [page.active_tab, self.system], self.outputs + [page.url],
-                           api_name=False)
+            on_screen(self.id, self.show), [page.active_tab, self.system], self.outputs + [page.url], api_name=False
+        )
+        self.system.change(
+            on_screen(self.id, self.show), [page.active_tab, self.system], self.outputs + [page.url], api_name=False
+        )
         self.pick.click(self.detail_api, self.system, self.outputs, api_name="detail")
         for control in (self.category, self.search):
             control.change(self.units, [self.system, self.category, self.search], self.units_out, api_name=False)
         self.unit.submit(self.record_api, [self.system, self.unit], self.record_out, api_name="record").then(
-            self.download, [self.system, self.unit], self.download_out, api_name=False)
+            self.download, [self.system, self.unit], self.download_out, api_name=False
+        )
         self.units_out.select(self.pick_unit, self.system, [self.unit, self.record_out], api_name=False).then(
-            self.download, [self.system, self.unit], self.download_out, api_name=False)
+            self.download, [self.system, self.unit], self.download_out, api_name=False
+        )
         page.data_version.change(self.repick, self.system, self.system, api_name=False, show_progress="hidden")

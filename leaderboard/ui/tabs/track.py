@@ -22,36 +22,66 @@ class TrackTab:
         t = track
         metric_choices = [(m.label, m.key) for m in t.metrics]
         with gr.Row(equal_height=True):
-            self.search = gr.Textbox(label="Search systems", placeholder="name or organisation", scale=2,
-                                     elem_id=f"{t.name}-search")
-            self.rank_by = accepts_labels(gr.Dropdown(metric_choices, value=t.rank_by, label="Rank by", scale=1,
-                                                      elem_id=f"{t.name}-rank-by"))
-            self.slice = gr.Dropdown(views.slice_choices(board, t), value=views.ALL, label="Scores on", scale=1,
-                                     elem_id=f"{t.name}-slice")
+            self.search = gr.Textbox(
+                label="Search systems", placeholder="name or organisation", scale=2, elem_id=f"{t.name}-search"
+            )
+            self.rank_by = accepts_labels(
+                gr.Dropdown(metric_choices, value=t.rank_by, label="Rank by", scale=1, elem_id=f"{t.name}-rank-by")
+            )
+            self.slice = gr.Dropdown(
+                views.slice_choices(board, t), value=views.ALL, label="Scores on", scale=1, elem_id=f"{t.name}-slice"
+            )
         choices = views.filter_choices(board, t)
         self.filter_fields = views.filter_fields(t)
         with gr.Row():
-            self.filters = [accepts_labels(gr.Dropdown(keyed(choices.get(f.key, [])), value=[], multiselect=True, label=f.label,
-                                                       elem_id=f"{t.name}-filter-{f.key}")) for f in self.filter_fields]
+            self.filters = [
+                accepts_labels(
+                    gr.Dropdown(
+                        keyed(choices.get(f.key, [])),
+                        value=[],
+                        multiselect=True,
+                        label=f.label,
+                        elem_id=f"{t.name}-filter-{f.key}",
+                    )
+                )
+                for f in self.filter_fields
+            ]
         with gr.Accordion("Columns", open=False):
-            self.columns = accepts_labels(gr.CheckboxGroup(views.optional_columns(t), value=views.default_columns(t),
-                                                           label="Shown columns", elem_id=f"{t.name}-columns"))
+            self.columns = accepts_labels(
+                gr.CheckboxGroup(
+                    views.optional_columns(t), value=views.default_columns(t), label="Shown columns", elem_id=f"{t.name}-columns"
+                )
+            )
         disp, raw = views.table_frames(board, t.name)
-        self.table = gr.Dataframe(views.table_value(disp, raw, t), datatype=views.datatypes(disp, t), interactive=False, wrap=True,
-                                  pinned_columns=3, show_search="none", max_height=640, elem_id=f"{t.name}-table",
-                                  label=f"{t.title}: ranked by {t.metric(t.rank_by).label}")
+        self.table = gr.Dataframe(
+            views.table_value(disp, raw, t),
+            datatype=views.datatypes(disp, t),
+            interactive=False,
+            wrap=True,
+            pinned_columns=3,
+            show_search="none",
+            max_height=640,
+            elem_id=f"{t.name}-table",
+            label=f"{t.title}: ranked by {t.metric(t.rank_by).label}",
+        )
         with gr.Row():
             self.csv = gr.DownloadButton("Download table as CSV", size="sm", elem_id=f"{t.name}-csv")
             gr.HTML(html.track_hint(t))
         with gr.Accordion("Charts", open=True):
             with gr.Row():
-                self.chart_metric = gr.Dropdown(metric_choices, value=t.rank_by, label="Chart metric",
-                                                scale=1, elem_id=f"{t.name}-chart-metric")
+                self.chart_metric = gr.Dropdown(
+                    metric_choices, value=t.rank_by, label="Chart metric", scale=1, elem_id=f"{t.name}-chart-metric"
+                )
                 systems = views.system_choices(board, t.name)
-                self.chart_system = gr.Dropdown(systems, value=systems[0][1] if systems else None,
-                                                label="System (for per-system charts)", scale=1, allow_custom_value=True,
-                                                visible=any(c.kind == "pair_heatmap" for c in t.charts),
-                                                elem_id=f"{t.name}-chart-system")
+                self.chart_system = gr.Dropdown(
+                    systems,
+                    value=systems[0][1] if systems else None,
+                    label="System (for per-system charts)",
+                    scale=1,
+                    allow_custom_value=True,
+                    visible=any(c.kind == "pair_heatmap" for c in t.charts),
+                    elem_id=f"{t.name}-chart-system",
+                )
             self.chart_tabs, self.plots = [], []
             with gr.Tabs(elem_id=f"{t.name}-charts"):
                 for i, c in enumerate(t.charts):
@@ -67,8 +97,7 @@ class TrackTab:
     @property
     def api_inputs(self) -> dict:
         """The controls by the parameter names API callers see (in `controls` order; not param_0, param_1...)."""
-        names = ["rank_by", "scores_on", "search", *[_API_FILTER_NAMES.get(f.key, f.key) for f in self.filter_fields],
-                 "columns"]
+        names = ["rank_by", "scores_on", "search", *[_API_FILTER_NAMES.get(f.key, f.key) for f in self.filter_fields], "columns"]
         return dict(zip(names, self.controls))
 
     def table_by_name(self, **controls):
@@ -85,14 +114,28 @@ class TrackTab:
         pinned = sum(1 for c in views.shown_columns(disp, self.track) if c.kind == "rank") + 1  # ranks and System
         rank_key = views.cols.metric_key(self.track, rank_by)
         keys = views.cols.keys_of(self.track, columns)
-        query = urlstate.encode({"tab": self.track.name, "rank": rank_key, "slice": None if slice_choice == views.ALL else slice_choice,
-                                 "q": search, **{f"f.{k}": v for k, v in filters.items()},
-                                 "cols": None if set(keys) == set(views.default_columns(self.track)) else keys or ["-"]})
+        query = urlstate.encode(
+            {
+                "tab": self.track.name,
+                "rank": rank_key,
+                "slice": None if slice_choice == views.ALL else slice_choice,
+                "q": search,
+                **{f"f.{k}": v for k, v in filters.items()},
+                "cols": None if set(keys) == set(views.default_columns(self.track)) else keys or ["-"],
+            }
+        )
         rank_label = self.track.metric(rank_key).label
         scope = "" if slice_choice in (None, views.ALL) else f", scores on {slice_choice}"
-        return (gr.update(value=views.table_value(disp, raw, self.track), datatype=views.datatypes(disp, self.track), pinned_columns=pinned,
-                          column_widths=views.column_widths(disp, self.track), label=f"{self.track.title}: ranked by {rank_label}{scope}"),
-                query if active == self.track.name else gr.update())
+        return (
+            gr.update(
+                value=views.table_value(disp, raw, self.track),
+                datatype=views.datatypes(disp, self.track),
+                pinned_columns=pinned,
+                column_widths=views.column_widths(disp, self.track),
+                label=f"{self.track.title}: ranked by {rank_label}{scope}",
+            ),
+            query if active == self.track.name else gr.update(),
+        )
 
     def table_api(self, *controls):
         """The table for a view, as an API endpoint (no URL side effect)."""
@@ -135,18 +178,25 @@ class TrackTab:
         t = self.track
         slice_choice = urlstate.first(params, "slice", views.ALL)
         cols = params.get("cols")
-        out = {self.rank_by: gr.update(value=views.cols.metric_key(t, urlstate.first(params, "rank"))),  # key, or an older link's label
-               self.slice: gr.update(choices=views.slice_choices(self.board, t),
-                                     value=slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL),
-               self.search: gr.update(value=urlstate.first(params, "q", ""))}
+        out = {
+            self.rank_by: gr.update(
+                value=views.cols.metric_key(t, urlstate.first(params, "rank"))
+            ),  # key, or an older link's label
+            self.slice: gr.update(
+                choices=views.slice_choices(self.board, t),
+                value=slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL,
+            ),
+            self.search: gr.update(value=urlstate.first(params, "q", "")),
+        }
         choices = views.filter_choices(self.board, t)
         for f, control in zip(self.filter_fields, self.filters):
             pairs = keyed(choices.get(f.key, []))
             wanted = [v for v in by_label(pairs, params.get(f"f.{f.key}", [])) if v in {k for _, k in pairs}]
             out[control] = gr.update(choices=pairs, value=wanted)
         optional = {k for _, k in views.optional_columns(t)}
-        out[self.columns] = gr.update(value=[k for k in views.cols.keys_of(t, cols) if k in optional] if cols
-                                      else views.default_columns(t))
+        out[self.columns] = gr.update(
+            value=[k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
+        )
         return out
 
     # ---- events -------------------------------------------------------------------------------
@@ -156,17 +206,26 @@ class TrackTab:
         # One listener for all controls, always_last: a permalink sets several controls at once and their change
         # events fire one by one, some reading the others' old values; run in order, the last render (which
         # reads them all restored) is the one that stays on screen.
-        gr.on([c.change for c in self.controls], self.render, [page.active_tab, *self.controls], [self.table, page.url],
-              api_name=False, show_progress="hidden", trigger_mode="always_last")
+        gr.on(
+            [c.change for c in self.controls],
+            self.render,
+            [page.active_tab, *self.controls],
+            [self.table, page.url],
+            api_name=False,
+            show_progress="hidden",
+            trigger_mode="always_last",
+        )
         self.search.submit(self.table_by_name, None, self.table, api_name=f"table_{name}", inputs_kwargs=self.api_inputs)
         tab.select(lambda: name, None, page.active_tab, api_name=False).then(
-            self.render, [page.active_tab, *self.controls], [self.table, page.url], api_name=False, show_progress="hidden")
+            self.render, [page.active_tab, *self.controls], [self.table, page.url], api_name=False, show_progress="hidden"
+        )
         self.csv.click(self.export_by_name, None, self.csv, api_name=f"export_csv_{name}", inputs_kwargs=self.api_inputs)
         chart_inputs = [self.chart_metric, self.chart_system, *self.controls]
         for i, (ctab, plot) in enumerate(zip(self.chart_tabs, self.plots)):
             index = gr.Number(i, visible=False)
             ctab.select(lambda i: i, index, self.active_chart, api_name=False).then(
-                self.chart, [index, *chart_inputs], plot, api_name=False)
+                self.chart, [index, *chart_inputs], plot, api_name=False
+            )
         # the first chart of a track is drawn when the track tab opens
         first = gr.Number(0, visible=False)
         tab.select(self.chart, [first, *chart_inputs], self.plots[0], api_name=False)
@@ -174,10 +233,10 @@ class TrackTab:
             control.change(self.redraw_active, [self.active_chart, *chart_inputs], self.plots, api_name=False)
         self.table.select(self.open_row, None, [page.main_tabs, page.active_tab, page.open_system], api_name=False)
         # new data: re-render the table and refresh the per-system chart picker, keeping every current choice
-        page.data_version.change(self.render, [page.active_tab, *self.controls], [self.table, page.url], api_name=False,
-                                 show_progress="hidden")
-        page.data_version.change(self.repick_system, self.chart_system, self.chart_system, api_name=False,
-                                 show_progress="hidden")
+        page.data_version.change(
+            self.render, [page.active_tab, *self.controls], [self.table, page.url], api_name=False, show_progress="hidden"
+        )
+        page.data_version.change(self.repick_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
 
     def open_row(self, evt: gr.SelectData):
         """A click on a table row opens that submission in the System tab (when the Id column is shown)."""
