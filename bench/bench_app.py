@@ -204,12 +204,13 @@ def server_side(data_dir: Path, repeat: int) -> dict[str, list[float]]:
     named = {}
     load_fn = None
     for block_fn in demo.fns.values():
-        owner = getattr(block_fn.fn, "__self__", None)
+        fn = getattr(block_fn.fn, "__wrapped__", block_fn.fn)  # every handler is wrapped by layout.guarded
+        owner = getattr(fn, "__self__", None)
         if isinstance(owner, TrackTab):
             tabs[owner.track.name] = owner
         if block_fn.api_name:
             named[block_fn.api_name] = block_fn.fn
-        if getattr(block_fn.fn, "__name__", "") == "on_load":
+        if getattr(fn, "__name__", "") == "on_load":
             load_fn = block_fn.fn
     results: dict[str, list[float]] = {}
     for name, tt in tabs.items():
