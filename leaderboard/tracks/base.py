@@ -8,7 +8,6 @@ the About tab from these declarations.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from abc import ABC, abstractmethod
@@ -17,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from ..problems import Problems
@@ -159,7 +159,7 @@ def prediction_records(env: Envelope, problems: Problems):
         yield rec, where
 
 
-FINGERPRINT_VERSION = "1"  # part of every fingerprint: a change of canonical form never matches old ones
+FINGERPRINT_VERSION = "2"  # part of every fingerprint: a change of canonical form never matches old ones
 
 
 def fingerprint_of(track: str, *parts: bytes) -> str:
@@ -172,7 +172,15 @@ def fingerprint_of(track: str, *parts: bytes) -> str:
 
 
 def canonical_json(value) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    """Compact JSON of plain values (lists, tuples, str, int, finite float, None), encoded in C.
+
+    Deterministic for the same values (a fingerprint only meets fingerprints made by this function); the
+    stdlib encoder took a third of a clean unidoc file's validation. Values are validated finite before.
+    """
+    return _CANONICAL.encode(value)
+
+
+_CANONICAL = msgspec.json.Encoder(order="sorted")  # dict keys sorted, should a canonical form ever hold one
 
 
 def finite_number(value) -> bool:
