@@ -121,6 +121,24 @@ def test_first_pull_downloads_submissions_metadata_and_flags(hub, make_store):
     assert snap.source == f"hub:{REPO}"
 
 
+def test_hostile_metadata_sidecars_never_stop_a_pull(hub, make_store):
+    """A direct upload's .meta.json nested 30,000 deep, or of 5 MB: the pull lands, the files stay listed."""
+    deep = "submissions/unidoc/eve/20260101T000000Z-bbbbbbbbbbbb.jsonl"
+    huge = "submissions/unidoc/eve/20260101T000001Z-cccccccccccc.jsonl"
+    hub.commit(
+        REPO,
+        {
+            deep: jsonl("unidoc", "eve deep"),
+            deep + ".meta.json": b"[" * 30_000 + b"]" * 30_000,  # under the byte cap, past the recursion limit
+            huge: jsonl("unidoc", "eve huge"),
+            huge + ".meta.json": json.dumps({"system": {"name": "x" * 5_000_000}}).encode(),
+        },
+    )
+    by_path = make_store().pull().by_path()
+    assert "nested too deeply" in by_path[deep].metadata["meta_error"]
+    assert "over 65,536 bytes" in by_path[huge].metadata["meta_error"]
+
+
 def test_incremental_pull_downloads_only_the_new_file(hub, make_store):
     push_submissions(hub, 30)
     store = make_store()

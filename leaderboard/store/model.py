@@ -125,10 +125,24 @@ def encode_metadata(meta: dict) -> bytes:
     return (json.dumps(meta, ensure_ascii=False, indent=2, sort_keys=True, default=str) + "\n").encode("utf-8")
 
 
+# A sidecar the app writes holds the form fields and the validated system header: a few KB. A larger one
+# (anyone with write access to the submissions repo can put one there) is not decoded at all.
+MAX_METADATA_BYTES = 64 * 1024
+
+
 def decode_metadata(raw: bytes, origin: str) -> dict:
-    """Parsed metadata; a broken file yields {"meta_error": ...} so the submission still shows up."""
+    """Parsed metadata; a broken, oversized or too deeply nested file yields {"meta_error": ...}, never raises.
+
+    It is read while pulling: an exception here would stop every pull, and the whole board with it.
+    """
+    if len(raw) > MAX_METADATA_BYTES:
+        log.warning("metadata %s is %d bytes, over %d: ignored", origin, len(raw), MAX_METADATA_BYTES)
+        return {"meta_error": f"{origin} is over {MAX_METADATA_BYTES:,} bytes"}
     try:
         data = json.loads(raw)
+    except RecursionError:
+        log.warning("metadata %s is nested too deeply: ignored", origin)
+        return {"meta_error": f"{origin} is nested too deeply"}
     except (ValueError, UnicodeDecodeError) as exc:
         log.warning("metadata %s is not valid JSON: %s", origin, exc)
         return {"meta_error": f"{origin} is not valid JSON: {exc}"}
