@@ -110,8 +110,11 @@ class CompareTab:
     def wire(self, page: Page, tab: gr.Tab) -> None:
         """The API endpoint returns the comparison; the page also writes the URL while on screen."""
         picks = [self.track, self.a, self.b]
+        # Both paths that draw the comparison share one queue slot: answered in the order they were sent, a run
+        # sent with a pick from before a permalink's restore can never land after the run with the restored pair.
+        in_order = {"concurrency_limit": 1, "concurrency_id": "compare-view"}
         tab.select(lambda: self.id, None, page.active_tab, api_name=False).then(
-            on_screen(self.id, self.run), [page.active_tab, *picks], self.outputs + [page.url], api_name=False
+            on_screen(self.id, self.run), [page.active_tab, *picks], self.outputs + [page.url], api_name=False, **in_order
         )
         gr.on(
             [self.a.change, self.b.change],
@@ -120,6 +123,7 @@ class CompareTab:
             self.outputs + [page.url],
             api_name=False,
             trigger_mode="always_last",
+            **in_order,
         )  # as for the track controls: A and B restored together, the last run wins
         # .input: only a user's pick of another track resets A and B; a permalink sets all three itself
         self.track.input(self.pick_track, picks, [self.a, self.b], api_name=False)
