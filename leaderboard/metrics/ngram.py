@@ -5,7 +5,6 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple
 
 import numpy as np
 
@@ -126,93 +125,162 @@ def answer_row(answer: tuple[PreparedPart, ...]) -> tuple[tuple[str, ...], tuple
     return tuple(needles), tuple(weights)
 
 
-class Block(NamedTuple):
-    """Answers scored together against one prediction, as flat arrays (`prepared_recall` in numpy form).
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: multiply, keep the top bits
 
-    Each answer is a row. A part's needles are its distinct 3-grams, each weighing 1 / (its 3-grams x
-    the parts); a part without 3-grams is one needle, its whole text, weighing 1 / the parts (the
-    short-answer rule). A row's recall is the sum of the weights of its needles the prediction
-    contains. A needle shared by several answers is looked up once: `entries` index `needles`.
+
+class AnswerTable:
+    """Gold answers as small integer codes, to score many (prediction, answer) pairs in a few numpy passes.
+
+    A 3-gram occurs in a prediction exactly when the prediction's 3-gram set holds it, and a short
+    answer (under 3 characters: the short-answer rule) occurs exactly when it is one of the
+    prediction's 1- or 2-grams. So recall needs only set membership of integer codes: every gold
+    character gets a small id, a gram packs its ids into one integer (shorter grams leave the top slots
+    0, so they never equal a 3-gram), and a prediction gram holding a character outside the gold's
+    alphabet can match nothing and is dropped.
+
+    Answers come in groups (Futurepedia: one record's answers in every language), and a prediction is
+    only ever paired with answers of one group, so each group's distinct codes get local ids 0..L-1.
+    A static hash table (built once per gold) maps (group, code) to the local id; scoring a submission
+    hashes every gram of every prediction once, marks a (prediction x local id) bit matrix, and reads
+    each pair's recall off it: a part's grams each weigh 1 / (its grams x the parts), so a row's recall
+    is the sum of the weights of its grams the prediction holds.
     """
 
-    needles: tuple[str, ...]
-    entries: np.ndarray  # needle index of each (row, needle) entry, rows in order
-    weights: np.ndarray  # weight of each entry
-    row_lens: np.ndarray  # entries per row
-    lookup: dict[str, int]  # 3-gram needle -> its index + 1 (0 is "absent" to `filter`)
-    shorts: tuple[tuple[str, int], ...]  # (short-answer needle, its index + 1): a substring test each
+    def __init__(self, answers: Sequence[tuple[PreparedPart, ...]], groups: Sequence[int]):
+        grams_of = [[grams or ((text,) if text else ()) for text, grams in answer] for answer in answers]
+        chars = sorted({c for parts in grams_of for grams in parts for gram in grams for c in gram})
+        self.bits = max(len(chars).bit_length(), 1)  # bits of one character id (ids 1..len(chars))
+        # code point -> id; code points past the largest gold character (and the spare last slot) map to 0
+        self.char_id = np.zeros((ord(chars[-1]) if chars else 0) + 2, dtype=np.uint64)
+        self.char_id[[ord(c) for c in chars]] = np.arange(1, len(chars) + 1, dtype=np.uint64)
+        ids = {c: i + 1 for i, c in enumerate(chars)}
+        # which characters start / end a 1- or 2-character answer: only those 1- and 2-grams are hashed
+        self.short_one = np.zeros(len(chars) + 1, dtype=bool)
+        self.short_first = np.zeros(len(chars) + 1, dtype=bool)
+        self.short_second = np.zeros(len(chars) + 1, dtype=bool)
+        self.groups = np.asarray(groups, dtype=np.int64)
+        local: dict[int, dict[int, int]] = {}
+        entries: list[int] = []
+        weights: list[float] = []
+        lengths: list[int] = []
+        for answer_grams, group in zip(grams_of, groups):
+            codes = local.setdefault(int(group), {})
+            start = len(entries)
+            for grams in answer_grams:
+                for gram in grams:
+                    code = 0
+                    for c in gram:
+                        code = (code << self.bits) | ids[c]
+                    if len(gram) == 1:
+                        self.short_one[ids[gram]] = True
+                    elif len(gram) == 2:
+                        self.short_first[ids[gram[0]]] = self.short_second[ids[gram[1]]] = True
+                    entries.append(codes.setdefault(code, len(codes)))
+                weights.extend([1 / (len(grams) * len(answer_grams))] * len(grams))
+            lengths.append(len(entries) - start)
+        self.entries = np.array(entries, dtype=np.int64)  # local id of each (row, gram)
+        self.weights = np.array(weights, dtype=np.float64)
+        self.row_len = np.array(lengths, dtype=np.int64)
+        self.row_start = np.cumsum(self.row_len) - self.row_len
+        self.width = max((len(c) for c in local.values()), default=0)  # local ids of the largest group
+        self._build_hash({(g << (3 * self.bits)) | code: i for g, codes in local.items() for code, i in codes.items()})
 
+    def _build_hash(self, local_ids: dict[int, int]) -> None:
+        """Open addressing with linear probing, at most a quarter full: a missing key mostly meets an
+        empty slot at once. `probes` is the longest run any key needed."""
+        self.hash_bits = max((4 * len(local_ids)).bit_length(), 4)
+        size = 1 << self.hash_bits
+        self.slot_key = np.zeros(size, dtype=np.uint64)
+        self.slot_value = np.full(size, -1, dtype=np.int64)  # -1: empty
+        keys = np.fromiter(local_ids, dtype=np.uint64, count=len(local_ids))
+        self.probes = 1
+        for key, home in zip(local_ids.items(), self._home(keys).tolist()):
+            slot, probes = home, 1
+            while self.slot_value[slot] >= 0:
+                slot, probes = (slot + 1) & (size - 1), probes + 1
+            self.slot_key[slot], self.slot_value[slot] = key
+            self.probes = max(self.probes, probes)
 
-def block(answers: Sequence[tuple[PreparedPart, ...]]) -> Block:
-    pos: dict[str, int] = {}
-    shorts: dict[str, int] = {}
-    entries: list[int] = []
-    weights: list[float] = []
-    row_lens: list[int] = []
-    for answer in answers:
-        start = len(entries)
-        for text, grams in answer:
-            for needle in grams:
-                entries.append(pos.setdefault(needle, len(pos)))
-            if not grams:
-                entries.append(pos.setdefault(text, len(pos)))
-                shorts[text] = pos[text]
-            weights.extend([1 / (len(grams) * len(answer))] * len(grams) if grams else [1 / len(answer)])
-        row_lens.append(len(entries) - start)
-    # a part without 3-grams has fewer than 3 characters: its text is never a 3-gram
-    lookup = {needle: i + 1 for needle, i in pos.items() if needle not in shorts}
-    return Block(
-        tuple(pos),
-        np.array(entries, dtype=np.int64),
-        np.array(weights, dtype=np.float64),
-        np.array(row_lens, dtype=np.int64),
-        lookup,
-        tuple((text, i + 1) for text, i in shorts.items()),
-    )
+    def _home(self, keys: np.ndarray) -> np.ndarray:
+        return (keys * _GOLDEN) >> np.uint64(64 - self.hash_bits)
 
+    def _local_ids(self, keys: np.ndarray) -> np.ndarray:
+        """Local id of each (group, code) key, -1 where the group's answers lack that code."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        active = np.arange(len(keys))
+        slot = self._home(keys).astype(np.int64)
+        mask = (1 << self.hash_bits) - 1
+        for _ in range(self.probes):
+            value = self.slot_value[slot]
+            hit = (value >= 0) & (self.slot_key[slot] == keys[active])
+            out[active[hit]] = value[hit]
+            going_on = (value >= 0) & ~hit  # an empty slot ends the search: the key is absent
+            active, slot = active[going_on], (slot[going_on] + 1) & mask
+            if not len(active):
+                break
+        return out
 
-_TRIGRAM_SLICES = tuple(slice(i, i + 3) for i in range(4096))
+    def __len__(self) -> int:
+        return len(self.row_len)
 
+    def recall(self, predictions: Sequence[str], group_of: np.ndarray, pred_of: np.ndarray, row_of: np.ndarray) -> np.ndarray:
+        """Recall of row `row_of[e]` against prediction `pred_of[e]`, for every pair e.
 
-def trigrams(text: str) -> set[str]:
-    """The distinct 3-grams of `text` (C-level slicing for usual lengths); a Block's needles are looked up among them."""
-    n = len(text) - 2
-    if n > len(_TRIGRAM_SLICES):
-        return {text[i : i + 3] for i in range(n)}
-    return set(map(text.__getitem__, _TRIGRAM_SLICES[: max(n, 0)]))
+        `predictions` are already normalised (as the answers were); prediction i belongs to group
+        `group_of[i]`, and is only paired with rows of that group.
+        """
+        group_of = np.asarray(group_of, dtype=np.int64)
+        pred_of = np.asarray(pred_of, dtype=np.int64)
+        row_of = np.asarray(row_of, dtype=np.int64)
+        if np.any(self.groups[row_of] != group_of[pred_of]):
+            raise ValueError("a prediction is paired with an answer of another group")
+        out = np.zeros(len(pred_of))
+        # the bit matrix is predictions x local ids: at most ~64 MB of it at a time
+        per_pass = max(1, (64 << 20) // max(self.width, 1))
+        for first in range(0, len(predictions), per_pass):
+            chosen = np.flatnonzero((pred_of >= first) & (pred_of < first + per_pass))
+            if len(chosen):
+                held = self._held(predictions[first : first + per_pass], group_of[first : first + per_pass])
+                out[chosen] = self._pair_recalls(held, pred_of[chosen] - first, row_of[chosen])
+        return out
 
+    def _held(self, predictions: Sequence[str], group_of: np.ndarray) -> np.ndarray:
+        """held[i, j]: prediction i holds local id j of its group."""
+        held = np.zeros((len(predictions), self.width), dtype=bool)
+        lengths = np.fromiter(map(len, predictions), dtype=np.int64, count=len(predictions))
+        points = np.frombuffer("".join(predictions).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        ids = self.char_id[np.minimum(points, len(self.char_id) - 1)]
+        owner = np.repeat(np.arange(len(predictions)), lengths)
+        group_bits = np.uint64(3 * self.bits)
+        shift = np.uint64(self.bits)
+        tops = group_of.astype(np.uint64) << group_bits
+        found_owner, found_keys = [], []
+        n = len(ids)
+        if n >= 3:  # 3-grams of gold characters inside one prediction
+            a, b, c = ids[:-2], ids[1:-1], ids[2:]
+            keep = np.flatnonzero((a > 0) & (b > 0) & (c > 0) & (owner[:-2] == owner[2:]))
+            found_owner.append(owner[keep])
+            found_keys.append(tops[owner[keep]] | (a[keep] << (np.uint64(2) * shift)) | (b[keep] << shift) | c[keep])
+        if n >= 2 and self.short_first.any():
+            a, b = ids[:-1], ids[1:]
+            keep = np.flatnonzero(self.short_first[a] & self.short_second[b] & (owner[:-1] == owner[1:]))
+            found_owner.append(owner[keep])
+            found_keys.append(tops[owner[keep]] | (a[keep] << shift) | b[keep])
+        if n and self.short_one.any():
+            keep = np.flatnonzero(self.short_one[ids])
+            found_owner.append(owner[keep])
+            found_keys.append(tops[owner[keep]] | ids[keep])
+        if found_keys:
+            keys, owners = np.concatenate(found_keys), np.concatenate(found_owner)
+            local = self._local_ids(keys)
+            known = local >= 0
+            held.ravel()[owners[known] * self.width + local[known]] = True  # flat indices: one pass
+        return held
 
-class Hits:
-    """Which needles of a sequence of blocks their predictions contain, gathered block after block."""
-
-    def __init__(self) -> None:
-        self.blocks: list[Block] = []
-        self.found: list[int] = []  # global needle index + 1 of every hit
-        self.offset = 0
-
-    def add(self, b: Block, prediction: str, grams: set[str]) -> None:
-        """The needles of `b` that `prediction` contains, `grams` being trigrams(prediction): the block's
-        lookups of those 3-grams (a 3-gram is in the prediction exactly when it is one of them), plus a
-        substring test per short needle."""
-        off = self.offset
-        self.found.extend(map(off.__add__, filter(None, map(b.lookup.get, grams))))
-        for text, i in b.shorts:
-            if text in prediction:
-                self.found.append(off + i)
-        self.blocks.append(b)
-        self.offset = off + len(b.needles)
-
-    def recalls(self) -> np.ndarray:
-        """Recall of every row of the blocks, in order."""
-        blocks = self.blocks
-        if not blocks:
-            return np.zeros(0)
-        hit = np.zeros(self.offset, dtype=bool)
-        hit[np.array(self.found, dtype=np.int64) - 1] = True
-        n_needles = np.fromiter((len(b.needles) for b in blocks), dtype=np.int64, count=len(blocks))
-        n_entries = np.fromiter((len(b.entries) for b in blocks), dtype=np.int64, count=len(blocks))
-        offsets = np.repeat(np.cumsum(n_needles) - n_needles, n_entries)
-        hit = hit[np.concatenate([b.entries for b in blocks]) + offsets]
-        row_lens = np.concatenate([b.row_lens for b in blocks])
-        rows = np.repeat(np.arange(len(row_lens)), row_lens)
-        return np.bincount(rows[hit], weights=np.concatenate([b.weights for b in blocks])[hit], minlength=len(row_lens))
+    def _pair_recalls(self, held: np.ndarray, pred_of: np.ndarray, row_of: np.ndarray) -> np.ndarray:
+        counts = self.row_len[row_of]
+        ends = np.cumsum(counts)
+        entry = np.arange(ends[-1] if len(ends) else 0) + np.repeat(self.row_start[row_of] - (ends - counts), counts)
+        hit = held.ravel()[np.repeat(pred_of * self.width, counts) + self.entries[entry]]
+        # a missed gram adds 0.0, which leaves every sum exactly as the sum over the grams held
+        return np.bincount(np.repeat(np.arange(len(row_of)), counts), weights=self.weights[entry] * hit, minlength=len(row_of))

@@ -13,7 +13,7 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from ..metrics.ngram import Block, Hits, answer_row, block, normalise_many, prepare_answer, split_parts, trigrams
+from ..metrics.ngram import AnswerTable, answer_row, normalise_many, prepare_answer, split_parts
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import Summary, summarise
@@ -107,18 +107,20 @@ class FuturepediaGold(Gold):
         return {(rid, q): answer_row(a) for rid, (ori, _) in self.prepared.items() for q, a in ori.items()}
 
     @cached_property
-    def selection_blocks(self) -> dict[int, tuple[Block, dict[str, tuple[int, int]]]]:
-        """Per record id: every conflicting answer as one block, a row per (document language, answer) (a
-        prediction's 3-grams are looked up in it once, whichever languages it was offered); and the
-        (first row, rows) of each document language."""
-        out = {}
+    def conflicting(self) -> tuple[AnswerTable, dict[tuple[int, str], tuple[int, int]]]:
+        """Every conflicting (new) answer in one AnswerTable, a record's answers one group (3-gram codes
+        computed once per gold load); and (id, document language) -> (first row, rows) of its answers.
+
+        A selection prediction is scored against every answer of every language it was offered (about
+        eight answers, long predictions): there one hashing pass over all predictions beats a substring
+        test per gold 3-gram, which stays the faster form for the one or two answers of the other tasks."""
+        answers, groups, rows = [], [], {}
         for rid, (_, new) in self.prepared.items():
-            rows, answers = {}, []
-            for d in LANGS:
-                rows[d] = (len(answers), len(new.get(d, ())))
+            for d in LANGS:  # a document language without an answer supports nothing: (row, 0)
+                rows[rid, d] = (len(answers), len(new.get(d, ())))
                 answers.extend(new.get(d, ()))
-            out[rid] = (block(answers), rows)
-        return out
+            groups.extend([self.index[rid]] * (len(answers) - len(groups)))
+        return AnswerTable(answers, groups), rows
 
     @cached_property
     def unit_index(self) -> dict[str, UnitIndex]:
@@ -390,25 +392,27 @@ class FuturepediaTrack(Track):
 def _unit_values(parsed: dict, gold: FuturepediaGold):
     """Per task, {metric: score per unit} (0 where unanswered) and the answered mask; the selection shares.
 
-    Every recall of the submission in one flat pass: each prediction is normalised once and its 3-grams
-    looked up in its record's block of answers (ngram.Hits); every row's recall is then one weighted
-    bincount, and the units pick their rows.
+    Each prediction is normalised once. Monolingual and crosslingual recalls are C-level substring tests
+    of each gold 3-gram (ngram.answer_row); selection predictions are paired with every answer of every
+    language they were offered and scored in one AnswerTable.recall call.
     """
     rows = gold.rows
-    hits = Hits()
-    plan: dict[str, tuple] = {}
-    direct: dict[str, list] = {}
+    values: dict[str, dict[str, np.ndarray]] = {}
+    answered: dict[str, np.ndarray] = {}
+    shares: dict[str, dict] = {}
     for task, preds in parsed.items():
         pos = gold.unit_pos[task]
-        first = len(hits.blocks)
         ks = np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds))
+        size = len(pos)
+        answered[task] = np.zeros(size, dtype=bool)
+        answered[task][ks] = True
+        cols = values[task] = {key: np.zeros(size) for key in TASK_KEYS[task]}
         if task == "monolingual":
             out = []
             for (rid, q), pred in zip(preds, normalise_many(list(preds.values()))):
                 needles, weights = rows[rid, q]
                 out.append(sum(compress(weights, map(pred.__contains__, needles))))
-            direct[task] = [out]
-            plan[task] = (ks, first, None)
+            cols["monolingual"][ks] = out
         elif task == "crosslingual":
             strict, other = [], []
             for (rid, q, d), pred in zip(preds, normalise_many(list(preds.values()))):
@@ -417,70 +421,49 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
                 strict.append(sum(compress(weights, map(contains, needles))))
                 needles, weights = rows[rid, d]
                 other.append(sum(compress(weights, map(contains, needles))))
-            direct[task] = [strict, other]
-            plan[task] = (ks, first, None)
-        else:  # per offered document language, the best of its answers' recalls
-            group_first, group_rows, group_doc = [], [], []
-            selection_blocks = gold.selection_blocks
-            add = hits.add
-            for ((rid, _), (_, docs)), pred in zip(preds.items(), normalise_many([p for p, _ in preds.values()])):
-                new, doc_rows = selection_blocks[rid]
-                add(new, pred, trigrams(pred))
-                for d in docs:
-                    start, count = doc_rows[d]
-                    group_first.append(start)
-                    group_rows.append(count)
-                group_doc.extend(docs)
-            plan[task] = (
-                ks,
-                first,
-                (
-                    np.array(group_first, dtype=np.int64),
-                    np.array(group_rows, dtype=np.int64),
-                    np.fromiter(map(LANG_CODE.__getitem__, group_doc), dtype=np.int64, count=len(group_doc)),
-                ),
-            )
-    recall = np.append(hits.recalls(), 0.0)  # a trailing 0: the end of the last row range stays in bounds
-    rows_per_block = np.fromiter((len(b.row_lens) for b in hits.blocks), dtype=np.int64, count=len(hits.blocks))
-    row_start = np.cumsum(rows_per_block) - rows_per_block
-    values: dict[str, dict[str, np.ndarray]] = {}
-    answered: dict[str, np.ndarray] = {}
-    shares: dict[str, dict] = {}
-    for task, (ks, first, extra) in plan.items():
-        size = len(gold.unit_pos[task])
-        mask = np.zeros(size, dtype=bool)
-        mask[ks] = True
-        answered[task] = mask
-        cols = {key: np.zeros(size) for key in TASK_KEYS[task]}
-        if task == "monolingual":
-            cols["monolingual"][ks] = direct[task][0]
-        elif task == "crosslingual":
-            strict = np.array(direct[task][0])
             cols["crosslingual_strict"][ks] = strict
-            cols["crosslingual_loose"][ks] = np.maximum(strict, direct[task][1])
+            cols["crosslingual_loose"][ks] = np.maximum(strict, other)
         else:
-            starts = row_start[first : first + len(ks)]  # one block per unit
-            group_first, group_rows, doc_of_group = extra
-            offered = np.fromiter((len(docs) for _, docs in parsed[task].values()), dtype=np.int64, count=len(ks))
-            unit_of_group = np.repeat(np.arange(len(ks)), offered)
-            lo = starts[unit_of_group] + group_first
-            bounds = np.empty(2 * len(lo), dtype=np.int64)
-            bounds[0::2], bounds[1::2] = lo, lo + group_rows
-            # the max over each group's rows; a document language without an answer supports nothing
-            support = np.where(group_rows > 0, np.maximum.reduceat(recall, bounds)[0::2], 0.0) if len(lo) else np.zeros(0)
-            total = np.bincount(unit_of_group, weights=support, minlength=len(ks))
-            p = np.divide(support, total[unit_of_group], out=np.zeros_like(support), where=total[unit_of_group] > 0)
-            plogp = np.zeros_like(p)
-            np.multiply(p, np.log(p, out=np.zeros_like(p), where=p > 0), out=plogp, where=p > 0)
-            entropy = -np.bincount(unit_of_group, weights=plogp, minlength=len(ks))
-            cols["selection_entropy"][ks] = entropy / np.log(offered)  # selection_entropy's normalised SE
-            share_sum = np.bincount(doc_of_group, weights=p, minlength=len(LANGS))
-            count = np.bincount(doc_of_group, minlength=len(LANGS))
-            shares = {
-                d: {"share": float(share_sum[c] / count[c]), "offered": int(count[c])} for c, d in enumerate(LANGS) if count[c]
-            }
-        values[task] = cols
+            cols["selection_entropy"][ks], shares = _selection(preds, gold)
     return values, answered, shares
+
+
+def _selection(preds: dict, gold: FuturepediaGold) -> tuple[np.ndarray, dict]:
+    """Normalised selection entropy per unit, and the mean share of each document language.
+
+    Per offered document language, its support is the best recall among its answers (0 without one);
+    the shares are the supports normalised per unit.
+    """
+    table, rows = gold.conflicting
+    index = gold.index
+    spans = [rows[rid, d] for (rid, _), (_, docs) in preds.items() for d in docs]
+    offered = np.fromiter((len(docs) for _, docs in preds.values()), dtype=np.int64, count=len(preds))
+    group_first = np.fromiter((f for f, _ in spans), dtype=np.int64, count=len(spans))
+    group_rows = np.fromiter((n for _, n in spans), dtype=np.int64, count=len(spans))
+    unit_of_group = np.repeat(np.arange(len(preds)), offered)
+    ends = np.cumsum(group_rows)
+    pair_group = np.repeat(np.arange(len(spans)), group_rows)
+    recall = table.recall(
+        normalise_many([p for p, _ in preds.values()]),
+        np.fromiter((index[rid] for rid, _ in preds), dtype=np.int64, count=len(preds)),
+        unit_of_group[pair_group],
+        group_first[pair_group] + np.arange(len(pair_group)) - (ends - group_rows)[pair_group],
+    )
+    support = np.zeros(len(spans))
+    has = group_rows > 0
+    if len(recall):
+        support[has] = np.maximum.reduceat(recall, (ends - group_rows)[has])
+    total = np.bincount(unit_of_group, weights=support, minlength=len(preds))
+    p = np.divide(support, total[unit_of_group], out=np.zeros_like(support), where=total[unit_of_group] > 0)
+    plogp = np.zeros_like(p)
+    np.multiply(p, np.log(p, out=np.zeros_like(p), where=p > 0), out=plogp, where=p > 0)
+    entropy = -np.bincount(unit_of_group, weights=plogp, minlength=len(preds)) / np.log(offered)  # normalised SE
+    doc_codes = [LANG_CODE[d] for _, docs in preds.values() for d in docs]
+    doc_of_group = np.array(doc_codes, dtype=np.int64)
+    share_sum = np.bincount(doc_of_group, weights=p, minlength=len(LANGS))
+    count = np.bincount(doc_of_group, minlength=len(LANGS))
+    shares = {d: {"share": float(share_sum[c] / count[c]), "offered": int(count[c])} for c, d in enumerate(LANGS) if count[c]}
+    return entropy, shares
 
 
 def _answers_file(folder: Path) -> Path | None:
