@@ -229,13 +229,8 @@ class Board:
     def entries(self, track: str | None = None) -> list[Entry]:
         with self._lock:
             items = list(self._entries.values())
-        return [
-            e
-            for e in items
-            if track is None
-            or e.summary.get("track") == track
-            or (not e.summary.get("track") and (e.metadata.get("track") == track or e.path.split("/")[1:2] == [track]))
-        ]
+        # one rule for "which track is this entry on", shared with duplicate marking
+        return items if track is None else [e for e in items if self._track_of(e) == track]
 
     def entry(self, entry_id: str) -> Entry | None:
         return next((e for e in self.entries() if e.id == entry_id), None)
