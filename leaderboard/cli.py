@@ -107,6 +107,10 @@ def cmd_score(args) -> None:
             print(f"  {m.label:<24} {result['overall'][m.key]:.3f}{ci}")
         elif m.needs_judge:
             print(f"  {m.label:<24} not judged")
+    for c in track.extra_columns:  # reported beside the metrics (vdr coverage, futurepedia VAR)
+        value = result["overall"].get(c.key)
+        if isinstance(value, (int, float)):
+            print(f"  {c.label:<24} {value:.{c.digits}%}" if c.percent else f"  {c.label:<24} {value:.{c.digits}f}")
 
 
 def cmd_demo(args) -> None:
@@ -127,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("submission")
         p.add_argument(
             "--gold",
-            help="local path or Hugging Face dataset id (default: $"
+            help="local path, Hugging Face dataset id(s) or suite file (default: $"
             + "/$".join(t.gold_env for t in TRACKS.values())
             + " for the file's track, else the bundled demo gold)",
         )

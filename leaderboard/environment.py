@@ -212,11 +212,11 @@ VARIABLES: tuple[Variable, ...] = (
 _BY_NAME = {v.name: v for v in VARIABLES}
 
 
-def gold_variable(track_name: str, env_name: str | None = None) -> Variable:
+def gold_variable(track_name: str, env_name: str | None = None, meaning: str | None = None) -> Variable:
     """The variable naming a track's gold (the track's `gold_env`, by default `<TRACK>_GOLD`)."""
     return Variable(
         env_name or f"{track_name.upper()}_GOLD",
-        f"local path or Hugging Face dataset id of the {track_name} track's gold",
+        meaning or f"local path or Hugging Face dataset id of the {track_name} track's gold",
         shown="bundled demo gold",
     )
 
@@ -225,7 +225,7 @@ def declared() -> tuple[Variable, ...]:
     """Every variable: the fixed ones and one gold variable per registered track."""
     from .tracks import TRACKS  # lazily: the store reads its settings without loading the tracks
 
-    gold = tuple(gold_variable(name, track.gold_env) for name, track in TRACKS.items())
+    gold = tuple(gold_variable(name, track.gold_env, getattr(track, "gold_help", None)) for name, track in TRACKS.items())
     at = next(i for i, v in enumerate(VARIABLES) if v.name == "JUDGE")  # the scoring variables start there
     return VARIABLES[:at] + gold + VARIABLES[at:]
 

@@ -32,7 +32,7 @@ from .tracks import TRACKS, Track
 
 # Bump whenever a metric definition, a validation rule or the result layout
 # changes: every cached result is then recomputed.
-METRIC_VERSION = "2"
+METRIC_VERSION = "3"
 NO_JUDGE = "none"
 
 log = logging.getLogger(__name__)

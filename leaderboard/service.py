@@ -21,6 +21,7 @@ import pandas as pd
 
 from . import ranking
 from .compare import compare
+from .gold import demo_tracks, gold_labels
 from .limits import InvalidLedger
 from .problems import SubmissionError
 from .ranking import Entry
@@ -50,7 +51,8 @@ class Board:
     def __init__(self, settings: Settings | None = None, store_settings: StoreSettings | None = None, judge=None):
         self.settings = settings or Settings.from_env(default_judge="lexical")
         self.store_settings = store_settings or StoreSettings.from_env()
-        self.store = open_store(self.store_settings)
+        # the demo submissions only on tracks scored against the demo gold they were made for
+        self.store = open_store(self.store_settings, demo_tracks=demo_tracks(self.settings.gold))
         self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)
         self.judge_error: str | None = None
         self.judge = judge if judge is not None else self._make_judge()
@@ -319,6 +321,7 @@ class Board:
             "source": self.store.source,
             "judge": judge,
             "notice": self.store.notice(),
+            "gold": gold_labels(self.settings.gold),  # per track: "demo", a local path, Hub datasets at commits
         }
 
     # ---- writing -------------------------------------------------------------------------

@@ -68,8 +68,11 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def open_store(settings: StoreSettings | None = None) -> Store:
-    """The store the settings ask for: HubStore when SUBMISSIONS_REPO is set, else LocalStore."""
+def open_store(settings: StoreSettings | None = None, demo_tracks=None) -> Store:
+    """The store the settings ask for: HubStore when SUBMISSIONS_REPO is set, else LocalStore.
+
+    `demo_tracks`: the tracks whose bundled demo submissions a LocalStore lists (None: all).
+    """
     settings = settings or StoreSettings.from_env()
     if settings.backend == "hub":
         from .hub import HubStore
@@ -87,4 +90,5 @@ def open_store(settings: StoreSettings | None = None) -> Store:
         settings.local_root,
         demo_dir=settings.demo_dir,
         submissions_per_day=settings.submissions_per_day,
+        demo_tracks=demo_tracks,
     )

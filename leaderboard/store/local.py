@@ -2,7 +2,9 @@
 
 The folder has the repo layout of naming.py. The bundled demo submissions
 (`assets/demo/submissions/<track>/*.json[l][.gz]`) are read-only extra
-submissions, listed under the repo path `demo/<track>/<file>` and user "demo".
+submissions, listed under the repo path `demo/<track>/<file>` and user "demo",
+for the tracks in `demo_tracks` only (those scored against the demo gold the
+submissions were made for; None: every track).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import hashlib
 import os
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -71,9 +73,11 @@ class LocalStore(Store):
         demo_dir: Path | None = None,
         submissions_per_day: int = 5,
         clock: Callable[[], datetime] = _utcnow,
+        demo_tracks: Collection[str] | None = None,
     ):
         self.root = Path(root)
         self.demo_dir = Path(demo_dir) if demo_dir else None
+        self.demo_tracks = frozenset(demo_tracks) if demo_tracks is not None else None
         self.submissions_per_day = submissions_per_day
         self.source = f"local:{self.root}"
         self._clock = clock
@@ -123,6 +127,8 @@ class LocalStore(Store):
                     continue
                 if any(p.startswith(".") for p in rel_parts) or (track and rel_parts[0] != track):
                     continue
+                if self.demo_tracks is not None and rel_parts[0] not in self.demo_tracks:
+                    continue  # made for the demo gold, not the gold this track is scored against
                 user = rel_parts[1] if len(rel_parts) > 2 else DEMO_USER
                 found.append((f"{DEMO_PREFIX}/{'/'.join(rel_parts)}", file, rel_parts[0], user))
         return found

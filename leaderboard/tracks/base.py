@@ -291,6 +291,10 @@ class Track(ABC):
     def load_gold(self, source: str | Path | None = None) -> Gold:
         return _load_gold_cached(self, str(self.resolve_gold(source)))
 
+    def gold_label(self, source: str) -> str:
+        """What the status line calls a gold given as a dataset id (not a local path); no network."""
+        return source[:80]
+
     @abstractmethod
     def read_gold(self, path: Path) -> Gold: ...
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import attrgetter, itemgetter
@@ -18,6 +18,7 @@ from ..metrics.ranking import ideal_dcg, ndcg_at_k_many
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import summarise
+from . import beir_hub
 from .base import (
     MAX_ID,
     Axis,
@@ -65,6 +66,17 @@ METHODS = ("none", "prune", "merge", "prune-then-merge", "other")
 @dataclass
 class VdrGold(Gold):
     qrels: dict[str, dict[str, dict[str, float]]]  # dataset -> query -> doc -> grade
+    # family -> its datasets: a suite file's, else the track's (ViDoRe V1 and V2)
+    families: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(FAMILIES))
+    label: str = ""  # what the status line calls this gold (Hub datasets at their commits); "" for local files
+
+    def family_of(self, dataset: str) -> str:
+        return next((f for f, members in self.families.items() if dataset in members), "other")
+
+    @cached_property
+    def scored_datasets(self) -> list[str]:
+        """The datasets the headline averages over: every dataset of the gold with a judged query."""
+        return [ds for ds in sorted(self.judged) if self.judged[ds]]
 
     @cached_property
     def judged(self) -> dict[str, list[str]]:
@@ -113,6 +125,9 @@ def family_of(dataset: str) -> str:
     return next((f for f, members in FAMILIES.items() if dataset in members), "other")
 
 
+_HUB_GOLD: dict[beir_hub.HubGoldSpec, VdrGold] = {}
+
+
 # Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
 # deeper than the limit, which the generic path reports; such files simply take the generic path.
 class _Entry(msgspec.Struct, forbid_unknown_fields=True):
@@ -133,7 +148,12 @@ class VdrTrack(Track):
     title = "VDR compression"
     description = "Multi-vector visual document retrieval: nDCG@5 per dataset against the share of patch vectors removed."
     metrics = (
-        Metric("ndcg@5", "nDCG@5", "nDCG@5 (trec_eval conventions, graded gains), mean over the submission's datasets."),
+        Metric(
+            "ndcg@5",
+            "nDCG@5",
+            "nDCG@5 (trec_eval conventions, graded gains), mean over every dataset of the gold; "
+            "a dataset without rankings scores 0 (see Coverage).",
+        ),
         Metric(
             "compression",
             "Compression",
@@ -170,6 +190,13 @@ class VdrTrack(Track):
     slice_axes = ("family", "dataset")
     extra_columns = (
         TableColumn(
+            "coverage",
+            "Coverage",
+            "Datasets submitted over datasets in the gold; nDCG@5 counts a missing dataset as 0.",
+            percent=True,
+            digits=0,
+        ),
+        TableColumn(
             "retention",
             "Retention",
             "nDCG@5 of a compressed run over that of the same base model uncompressed (method `none`, its best such run).",
@@ -187,8 +214,37 @@ class VdrTrack(Track):
         return {"retention": rows["ndcg@5"] / rows["model"].map(base)}
 
     gold_patterns = ("*.qrels", "**/*.qrels", "*.tsv", "**/*.tsv")
+    gold_help = (
+        "the vdr track's gold: a local folder of TREC `.qrels` / BEIR `.tsv` files, one or more Hugging Face "
+        "dataset ids in the BEIR layout (`org/name[@revision]`, comma separated; only their `qrels` config is "
+        "read), or a suite file (`assets/suites/vidore-v1-v2.json`, or just `vidore-v1-v2`)"
+    )
 
     # ---- gold ---------------------------------------------------------------------
+    def load_gold(self, source: str | Path | None = None) -> VdrGold:
+        """A local folder or file of qrels (the base class), or Hub datasets read through `datasets`."""
+        spec = beir_hub.parse_gold_setting(source)
+        if spec is None:
+            return super().load_gold(source)
+        if spec not in _HUB_GOLD:  # once per process: the qrels are fixed at the commits read
+            parts = beir_hub.load_spec(spec)
+            families = spec.families or dict(FAMILIES)  # ids without a suite: the track's families
+            _HUB_GOLD[spec] = VdrGold(
+                source=", ".join(d.spec for d in spec.datasets),
+                sha256=beir_hub.content_hash(parts, families),
+                qrels={p.dataset.name: p.qrels for p in parts},
+                families=families,
+                label=beir_hub.label(spec, parts),
+            )
+        return _HUB_GOLD[spec]
+
+    def gold_label(self, source: str) -> str:
+        spec = beir_hub.parse_gold_setting(source)
+        if spec is None:
+            return super().gold_label(source)
+        loaded = _HUB_GOLD.get(spec)
+        return loaded.label if loaded is not None else beir_hub.label(spec)
+
     def read_gold(self, path: Path) -> VdrGold:
         files = sorted(path.glob("*.qrels")) + sorted(path.glob("*.tsv")) if path.is_dir() else [path]
         if not files:
@@ -223,7 +279,7 @@ class VdrTrack(Track):
         return {
             f"{ds}/{q}": {
                 "dataset": ds,
-                "family": family_of(ds),
+                "family": gold.family_of(ds),
                 "query": q,
                 "relevant": sorted(d for d, g in gold.qrels[ds][q].items() if g > 0),
             }
@@ -337,7 +393,7 @@ class VdrTrack(Track):
         )
 
     def score(self, run: VdrRun, gold: VdrGold, verdicts: dict | None = None) -> Scores:
-        # datasets with predictions and at least one query with a relevant document
+        # the datasets the submission covers: those with predictions and at least one judged query
         datasets = sorted({ds for ds, _ in run.keys if gold.judged[ds]})
         units = np.full(len(gold.unit_keys), np.nan)
         judged = np.fromiter((key in gold.unit_pos for key in run.keys), dtype=bool, count=len(run.keys))
@@ -354,31 +410,30 @@ class VdrTrack(Track):
                 K,
             )
             units[[gold.unit_pos[key] for key in keys]] = values
-        # a judged query without a ranking scores 0 in a dataset the submission covers; queries are
-        # resampled within each dataset, then the mean over datasets (the index's strata)
+        # Every judged query of the gold counts, a query without a ranking as 0: the headline is the mean over
+        # every dataset of the gold (queries resampled within each dataset, the index's strata), so a dataset
+        # left out scores 0 and a run on a subset cannot outrank complete runs by skipping hard datasets.
         index = gold.unit_index
-        summary = summarise(
-            index,
-            {"ndcg@5": np.nan_to_num(units)},
-            ~np.isnan(units),
-            scope=np.isin(index.strata, datasets),
-            axes={"dataset": gold.dataset_codes},
-        )
+        summary = summarise(index, {"ndcg@5": np.nan_to_num(units)}, ~np.isnan(units), axes={"dataset": gold.dataset_codes})
+        # per-dataset (and family) slices list only the runs that cover them
+        covered = set(datasets)
+        per_ds = {ds: cell for ds, cell in summary.breakdowns["dataset"].items() if ds in covered}
+        summary.breakdowns["dataset"] = per_ds
+        summary.overall["coverage"] = len(datasets) / len(gold.scored_datasets) if gold.scored_datasets else 0.0
         storage = run.storage
         compression = {ds: 1 - storage[ds]["vectors"] / storage[ds]["vectors_uncompressed"] for ds in datasets if ds in storage}
         if compression:
             summary.overall["compression"] = float(np.mean(list(compression.values())))
-        per_ds = summary.breakdowns["dataset"]
         for ds, value in compression.items():
             per_ds[ds]["compression"] = value
         families = {
             f: {"ndcg@5": float(np.mean([per_ds[d]["ndcg@5"] for d in members]))}
-            for f, members in FAMILIES.items()
+            for f, members in gold.families.items()
             if all(d in per_ds for d in members)
         }
         if families:
             summary.breakdowns["family"] = families
-        n = sum(len(gold.judged[ds]) for ds in datasets)
+        n = len(gold.unit_keys)
         answered = int(np.count_nonzero(~np.isnan(units)))
         return Scores(
             n=n,
