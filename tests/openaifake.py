@@ -29,8 +29,9 @@ live chat calls only; `batch_bodies` every line body a batch answered. Knobs:
 `batch_seconds` (time from create to completion), `line_plan` (one behaviour
 per answered line: "ok", "malformed", "badschema" or an HTTP status such as
 "500"), `expire_plan` (per created batch: None, or the number of lines it
-answers before it expires), `hold` (batches stay in_progress: a restart
-mid-batch), `extra_output` (raw lines appended to the next output file: lines
+answers before it expires), `hold` (True, or a set of batch ids: those
+batches stay in_progress, for a restart mid-batch), `api_plan` (one behaviour per
+Files/Batches request: "ok" or an HTTP status), `extra_output` (raw lines appended to the next output file: lines
 not asked for, garbage, an overlong line), `cancel_keeps` (lines a cancelled
 batch has answered).
 """
@@ -101,7 +102,8 @@ class FakeOpenAI:
         self.batch_seconds = batch_seconds
         self.line_plan: deque[Any] = deque()
         self.expire_plan: deque[int | None] = deque()
-        self.hold = False
+        self.hold: bool | set[str] = False
+        self.api_plan: deque[str] = deque()
         self.extra_output: list[str] = []
         self.cancel_keeps = 0
         self.files: dict[str, dict[str, Any]] = {}  # id -> {"meta": file object, "data": bytes}
@@ -242,6 +244,9 @@ class FakeOpenAI:
             time.sleep(self.delay)
         parts = path.split("/")[2:]  # ["files", id, "content"] / ["batches", id, "cancel"]
         with self.lock:
+            behaviour = self.api_plan.popleft() if self.api_plan else "ok"
+            if behaviour.isdigit():
+                return self._send(h, int(behaviour), {"error": {"message": f"fake {behaviour}", "type": "fake"}})
             if method == "POST" and parts == ["files"]:
                 return self._send(h, *self._upload(h.headers.get("Content-Type", ""), raw))
             if method == "GET" and len(parts) == 2 and parts[0] == "files" and parts[1] in self.files:
@@ -349,10 +354,11 @@ class FakeOpenAI:
         if batch["status"] in self._TERMINAL:
             return
         elapsed = time.monotonic() - batch["_started"]
-        if self.hold or elapsed < self.batch_seconds:
+        held = self.hold is True or (isinstance(self.hold, set) and batch["id"] in self.hold)
+        if held or elapsed < self.batch_seconds:
             batch["status"] = "in_progress"
             total = batch["request_counts"]["total"]
-            fraction = 0.0 if self.hold else elapsed / self.batch_seconds
+            fraction = 0.0 if held else elapsed / self.batch_seconds
             batch["request_counts"]["completed"] = int(total * min(fraction, 0.99))
             return
         limit = batch["_expire_after"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from .base import Judge, JudgeConfigError, Progress
+from .base import BatchError, BatchPending, Judge, JudgeConfigError, Progress
 from .lexical import LexicalJudge
 from .progress import TqdmProgress
 from .prompts import PROMPT_VERSION
@@ -46,8 +46,6 @@ _LAZY = {
     "RetryPolicy": ".client",
     "build_openai_client": ".client",
     "BatchJudge": ".batch",
-    "BatchError": ".batch",
-    "BatchPending": ".batch",
 }
 
 

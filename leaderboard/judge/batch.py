@@ -43,7 +43,7 @@ import pydantic
 from openai.types.chat import ChatCompletion
 
 from . import prompts, replies
-from .base import Progress, check_unique
+from .base import BatchError, BatchPending, Progress, check_unique
 from .cache import _ABSENT, _read, _safe_qid, _write_atomic
 from .client import _FATAL, ChatJSONClient, RetryPolicy, read_reply
 from .llm import LLMJudge
@@ -57,18 +57,6 @@ TERMINAL = ("completed", "expired", "cancelled", "failed")
 STATE_VERSION = 1
 MAX_LINES_PER_BATCH = 50_000  # OpenAI's limit per input file; a larger round goes out in several batches
 _LOGGED_IGNORED = 5  # ignored output lines logged one by one per file; the rest are counted
-
-
-class BatchError(RuntimeError):
-    """The batch service refused or did not answer; nothing more can be judged this run."""
-
-
-class BatchPending(BatchError):
-    """A batch is still running when the wait ended: its state is kept and a re-run resumes polling it."""
-
-    def __init__(self, message: str, batch_id: str) -> None:
-        super().__init__(message)
-        self.batch_id = batch_id
 
 
 @dataclass
@@ -116,15 +104,40 @@ def _new_line_state() -> dict[str, Any]:
     }
 
 
+def _state_ok(rec: Any, key: str, judge: str) -> bool:
+    """A state file this code wrote for this run (a truncated or hand-edited one starts the run afresh)."""
+    if not (
+        isinstance(rec, dict) and rec.get("version") == STATE_VERSION and rec.get("key") == key and rec.get("judge") == judge
+    ):
+        return False
+    pending = rec.get("pending")
+    fresh = _new_line_state()
+    return (
+        isinstance(rec.get("batch_ids"), list)
+        and all(isinstance(b, str) for b in rec["batch_ids"])
+        and isinstance(rec.get("counters"), dict)
+        and all(isinstance(rec["counters"].get(k), int) for k in ("batch_lines", "batch_line_failures", "batch_unreturned"))
+        and isinstance(rec.get("lines"), dict)
+        and all(isinstance(st, dict) and set(st) == set(fresh) for st in rec["lines"].values())
+        and (
+            pending is None
+            or (
+                isinstance(pending, dict)
+                and isinstance(pending.get("batch_id"), str)
+                and pending.get("round") in ("gold", "check", "support")
+                and isinstance(pending.get("custom_ids"), list)
+            )
+        )
+    )
+
+
 class _Run:
     """The persisted state of one judging run (one set of uncached answers)."""
 
     def __init__(self, path: Path, key: str, judge: str) -> None:
         self.path = path
         rec = _read(path)
-        if rec is not _ABSENT and not (
-            isinstance(rec, dict) and rec.get("version") == STATE_VERSION and rec.get("key") == key and rec.get("judge") == judge
-        ):
+        if rec is not _ABSENT and not _state_ok(rec, key, judge):
             log.warning("batch state %s is unreadable or not this run's; starting afresh", path.name)
             rec = _ABSENT
         self.resumed = rec is not _ABSENT
@@ -381,12 +394,14 @@ class BatchJudge(LLMJudge):
     def _round(self, run: _Run, name: str, lines: dict[str, _Line], progress: Progress | None) -> None:
         while True:
             pending = run.state["pending"]
+            todo = [lines[cid] for cid in lines if not run.line(cid)["done"]]
             if pending is not None and pending["round"] != name:
-                # left by a run of other rounds (cannot happen for the same key); collecting it would mix rounds
+                if not todo:  # a resumed run: this round ended before the restart, the pending batch is a later one's
+                    return
+                # this round is unfinished yet a later one is pending: a state this code does not write
                 log.warning("batch %s belongs to round %s, not %s: dropped", pending["batch_id"], pending["round"], name)
                 run.state["pending"] = pending = None
             if pending is None:
-                todo = [lines[cid] for cid in lines if not run.line(cid)["done"]]
                 if not todo:
                     return
                 pending = self._submit(run, name, todo[:MAX_LINES_PER_BATCH])
@@ -590,13 +605,17 @@ def _bounded_lines(chunks: Iterator[bytes], cap: int, max_line: int, ignored: Ca
             line, buf = buf[:cut], buf[cut + 1 :]
             if skipping:
                 skipping = False
+            elif len(line) > max_line:
+                ignored(f"a line longer than {max_line} bytes")
             elif line.strip():
                 yield line
         if len(buf) > max_line:
             if not skipping:
                 ignored(f"a line longer than {max_line} bytes")
             skipping, buf = True, b""
-    if buf.strip() and not skipping:
+    if len(buf) > max_line:
+        ignored(f"a line longer than {max_line} bytes")
+    elif buf.strip() and not skipping:
         yield buf
 
 
