@@ -98,6 +98,13 @@ def cmd_score(args) -> None:
             except BatchError as exc:  # batch mode: refused, unreachable, or still running (a re-run resumes it)
                 print(f"judge: {exc}", file=sys.stderr)
                 sys.exit(4)
+            except KeyboardInterrupt:
+                from .judge.batch import BatchJudge
+
+                if not isinstance(judge, BatchJudge):
+                    raise
+                print("judge: interrupted; the batch keeps running: run the same command again to resume", file=sys.stderr)
+                sys.exit(4)
         if getattr(judge, "approximate", False):
             print(f"note: {judge.description}", file=sys.stderr)
     else:

@@ -179,6 +179,13 @@ VARIABLES: tuple[Variable, ...] = (
         parse=as_positive_float,
     ),
     Variable(
+        "JUDGE_BATCH_DIR",
+        "in batch mode, a folder instead of the server's Batch API: each batch is written there as "
+        "`<id>.input.jsonl` and read back from `<id>.output.jsonl`, e.g. made by `vllm run-batch` (docs/JUDGE.md)",
+        shown="unset: the server's Batch API",
+        parse=as_path,
+    ),
+    Variable(
         "OPENAI_BASE_URL",
         "base URL of the OpenAI-compatible server the `openai` judge calls",
         shown="the openai client's default",

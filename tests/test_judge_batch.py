@@ -341,3 +341,50 @@ def test_a_corrupt_run_state_starts_the_run_afresh(fake, tmp_path, caplog):
     assert "is unreadable or not this run's; starting afresh" in caplog.text
     # the state naming the held batch was not trusted: that batch was never polled again, a new run paid anew
     assert fake.batches["batch_fake1"]["status"] == "in_progress" and len(fake.batches) == 1 + 3
+
+
+def run_batch_like_vllm(folder: Path, model: FakeOpenAI) -> int:
+    """What `vllm run-batch -i <id>.input.jsonl -o <id>.output.jsonl` does, answered by the fake model."""
+    ran = 0
+    for src in sorted(folder.glob("*.input.jsonl")):
+        dst = src.with_name(src.name.replace(".input.", ".output."))
+        if dst.exists():
+            continue
+        out = []
+        for n, raw in enumerate(src.read_text().splitlines()):
+            req = json.loads(raw)
+            status, body, _ = model._reply(req["url"], req["body"], "ok")
+            response = {"status_code": status, "request_id": f"vllm-batch-{n}", "body": body}
+            out.append(json.dumps({"id": f"vllm-{n}", "custom_id": req["custom_id"], "response": response, "error": None}))
+        dst.with_suffix(".tmp").write_text("\n".join(out) + "\n")
+        dst.with_suffix(".tmp").rename(dst)
+        ran += 1
+    return ran
+
+
+def test_a_batch_folder_for_vllm_run_batch_gives_the_live_verdicts(fake, tmp_path, monkeypatch):
+    its = items()
+    folder = tmp_path / "batches"
+    monkeypatch.setenv("JUDGE_BATCH_DIR", str(folder))
+    rounds = 0
+    while True:  # the CLI's way: exit while a batch runs, run the batch, run again to resume
+        judge = judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0)
+        try:
+            out = judge.judge_many(its)
+            break
+        except BatchPending as pending:
+            assert (folder / f"{pending.batch_id}.input.jsonl").is_file()
+            rounds += run_batch_like_vllm(folder, fake)
+    assert rounds == 3 and out == live_verdicts(tmp_path, its)
+    assert fake.calls == 0 and fake.batches == {}  # the server was never asked: the folder was the transport
+    assert sorted(judge.last_ledger.batch_ids) == sorted(p.name.split(".")[0] for p in folder.glob("*.input.jsonl"))
+    # a state naming a batch that is not a plain name is refused, never followed outside the folder
+    other = [JudgeItem("energy-0100", Q, GOLD, EVIDENCE, "Output doubled by 2020.")]
+    with pytest.raises(BatchPending):
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0).judge_many(other)
+    (state,) = (tmp_path / "batch").rglob("batches/*.json")
+    record = json.loads(state.read_text())
+    record["pending"]["batch_id"] = "../../etc/passwd"
+    state.write_text(json.dumps(record))
+    with pytest.raises(BatchError, match="not a batch id"):
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0).judge_many(other)

@@ -77,6 +77,7 @@ def make_judge(
     max_response_chars: int = 32_000,
     mode: str | None = None,
     poll_seconds: float | None = None,
+    batch_dir: str | os.PathLike[str] | None = None,
 ) -> Judge:
     """Build a judge.
 
@@ -87,7 +88,8 @@ def make_judge(
     reject it.
     mode "batch" (default: JUDGE_MODE, else "live"): the openai judge's calls go through
     the server's Files + Batches API (BatchJudge: same verdicts and cache), polled
-    every poll_seconds (default: JUDGE_BATCH_POLL_SECONDS).
+    every poll_seconds (default: JUDGE_BATCH_POLL_SECONDS); with batch_dir (default:
+    JUDGE_BATCH_DIR) batches are files in that folder, for `vllm run-batch`.
     kind "lexical": offline approximation, ignores every other argument.
     """
     if kind == "lexical":
@@ -129,11 +131,14 @@ def make_judge(
     )
     if mode == "batch":
         from .batch import BatchJudge
+        from .batchdir import BatchDir
 
+        batch_dir = batch_dir or from_env["batch_dir"]
         return BatchJudge(
             chat,
             os.fspath(cache_dir),
             max_response_chars=max_response_chars,
             poll_seconds=poll_seconds or from_env["poll_seconds"],
+            transport=BatchDir(batch_dir) if batch_dir else None,
         )
     return LLMJudge(chat, os.fspath(cache_dir), concurrency=concurrency, max_response_chars=max_response_chars)

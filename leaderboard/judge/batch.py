@@ -183,10 +183,12 @@ class BatchJudge(LLMJudge):
         max_resubmits: int = 3,
         max_line_bytes: int = 512 * 1024,
         sleep: Callable[[float], None] = time.sleep,
+        transport: Any = None,
     ) -> None:
         super().__init__(chat, cache_dir, concurrency=1, max_response_chars=max_response_chars)
         self.description = f"{self.description}, batch mode"
-        self.client: openai.OpenAI = chat.client
+        # the server's Files + Batches API, or a folder for `vllm run-batch` (batchdir.BatchDir)
+        self.client: Any = transport if transport is not None else chat.client
         self.policy: RetryPolicy = chat.policy
         self.poll_seconds = poll_seconds
         self.max_wait_seconds = max_wait_seconds
@@ -565,6 +567,8 @@ class BatchJudge(LLMJudge):
                 return call()
             except _FATAL as e:
                 raise BatchError(f"{what}: HTTP {e.status_code} {type(e).__name__}: {str(e)[:200]}") from None
+            except (OSError, ValueError) as e:  # the batch folder (JUDGE_BATCH_DIR): missing or unreadable file
+                raise BatchError(f"{what}: {getattr(e, 'strerror', None) or str(e)[:200]}") from None
             except (openai.APIConnectionError, openai.APIStatusError) as e:
                 status = getattr(e, "status_code", None)
                 if status is not None and status not in (408, 409, 429) and status < 500:
@@ -630,8 +634,12 @@ def _describe(rec: dict[str, Any], status: Any) -> str:
 
 
 def batch_settings(env: dict[str, str] | os._Environ[str] | None = None) -> dict[str, Any]:
-    """JUDGE_MODE and JUDGE_BATCH_POLL_SECONDS, parsed (declared in leaderboard.environment)."""
+    """JUDGE_MODE, JUDGE_BATCH_POLL_SECONDS and JUDGE_BATCH_DIR, parsed (declared in leaderboard.environment)."""
     from ..environment import read
 
     env = os.environ if env is None else env
-    return {"mode": read(env, "JUDGE_MODE"), "poll_seconds": read(env, "JUDGE_BATCH_POLL_SECONDS")}
+    return {
+        "mode": read(env, "JUDGE_MODE"),
+        "poll_seconds": read(env, "JUDGE_BATCH_POLL_SECONDS"),
+        "batch_dir": read(env, "JUDGE_BATCH_DIR"),
+    }
