@@ -388,3 +388,42 @@ def test_a_batch_folder_for_vllm_run_batch_gives_the_live_verdicts(fake, tmp_pat
     state.write_text(json.dumps(record))
     with pytest.raises(BatchError, match="not a batch id"):
         judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0).judge_many(other)
+
+
+def judged_board(tmp_path: Path, fake: FakeOpenAI, monkeypatch, mode: str):
+    from leaderboard.service import Board
+    from leaderboard.settings import Settings
+    from leaderboard.store import StoreSettings
+
+    monkeypatch.setenv("JUDGE_MODE", mode)
+    monkeypatch.setenv("JUDGE_BATCH_POLL_SECONDS", "0.01")
+    settings = Settings(data_dir=tmp_path, judge="openai", judge_model="fake-judge", openai_base_url=fake.base_url)
+    return Board(settings, StoreSettings(data_dir=tmp_path)).start(background=False)
+
+
+def test_the_app_judges_a_board_in_batch_mode_and_shows_the_batch(fake, tmp_path, monkeypatch):
+    with FakeOpenAI() as live_server:
+        live_board = judged_board(tmp_path / "live", live_server, monkeypatch, "live")
+        live_board._judge_queue.put("")
+        live_board._judge_worker()
+    board = judged_board(tmp_path / "batch", fake, monkeypatch, "batch")
+    assert isinstance(board.judge, BatchJudge)
+    waiting = [e for e in board.entries("unidoc") if e.judging]
+    assert len(waiting) >= 2
+    fake.hold = True
+    board._judge_queue.put("")
+    worker = threading.Thread(target=board._judge_worker)
+    worker.start()
+    deadline = time.monotonic() + 20
+    while "judging: batch" not in status_html(board) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    line = status_html(board)
+    assert f"Answers of {waiting[0].name}: judging: batch batch_fake1, 0 of 96 lines" in line
+    fake.hold = False
+    worker.join(120)
+    assert not worker.is_alive() and fake.calls == 0 and "judging: batch" not in status_html(board)
+    live = {e.id: e.summary for e in live_board.entries("unidoc")}
+    for e in waiting:  # every system with answers: judged, with the live board's scores
+        assert not e.judging and e.summary["judge"] == live[e.id]["judge"] == "openai:fake-judge"
+        assert e.summary["overall"] == live[e.id]["overall"] and e.summary["ci"] == live[e.id]["ci"]
+        assert "completeness" in e.summary["overall"]
