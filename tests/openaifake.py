@@ -368,8 +368,11 @@ class FakeOpenAI:
         """Answer the first `limit` lines (all: None) like live calls; the rest are never answered."""
         out, err = [], []
         for n, req in enumerate(batch["_lines"]):
-            if limit is not None and n >= limit:
-                break
+            if limit is not None and n >= limit:  # never run: in the error file, as OpenAI reports them
+                code = "batch_expired" if status == "expired" else "batch_cancelled"
+                line = {"id": f"batch_req_{batch['id']}_{n}", "custom_id": req["custom_id"], "response": None}
+                err.append(json.dumps({**line, "error": {"code": code, "message": "not executed before the batch ended"}}))
+                continue
             self.batch_bodies.append(req["body"])
             behaviour = self.line_plan.popleft() if self.line_plan else "ok"
             code, payload, _ = self._reply("/v1/chat/completions", req["body"], behaviour)
@@ -382,6 +385,8 @@ class FakeOpenAI:
             (out if code == 200 else err).append(json.dumps(line))
         counts = batch["request_counts"]
         counts["completed"], counts["failed"] = len(out), len(err)
+        if limit is not None:
+            counts["failed"] -= len(batch["_lines"]) - min(limit, len(batch["_lines"]))
         out += self.extra_output
         self.extra_output = []
         if out:

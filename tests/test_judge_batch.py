@@ -427,3 +427,18 @@ def test_the_app_judges_a_board_in_batch_mode_and_shows_the_batch(fake, tmp_path
         assert not e.judging and e.summary["judge"] == live[e.id]["judge"] == "openai:fake-judge"
         assert e.summary["overall"] == live[e.id]["overall"] and e.summary["ci"] == live[e.id]["ci"]
         assert "completeness" in e.summary["overall"]
+
+
+def test_a_round_over_the_batch_limits_goes_out_in_several_batches(fake, tmp_path, monkeypatch):
+    import leaderboard.judge.batch as batch_module
+
+    its = items()
+    monkeypatch.setattr(batch_module, "MAX_LINES_PER_BATCH", 2)
+    judge = judge_for(fake, tmp_path / "batch")
+    assert judge.judge_many(its) == live_verdicts(tmp_path, its)
+    assert [b["request_counts"]["total"] for b in fake.batches.values()] == [2, 2, 2, 1, 2, 1]  # gold 4, check 3, support 3
+    monkeypatch.setattr(batch_module, "MAX_LINES_PER_BATCH", 50_000)
+    monkeypatch.setattr(batch_module, "MAX_BATCH_BYTES", 1)  # one line per file, never zero
+    fake.batches.clear()
+    judge.judge_many([JudgeItem("energy-0200", Q, GOLD, EVIDENCE, "Output doubled by 2020.")])
+    assert [b["request_counts"]["total"] for b in fake.batches.values()] == [1, 1, 1]

@@ -55,7 +55,8 @@ log = logging.getLogger(__name__)
 ENDPOINT = "/v1/chat/completions"
 TERMINAL = ("completed", "expired", "cancelled", "failed")
 STATE_VERSION = 1
-MAX_LINES_PER_BATCH = 50_000  # OpenAI's limit per input file; a larger round goes out in several batches
+MAX_LINES_PER_BATCH = 50_000  # OpenAI's limits per input file; a larger round goes out in several batches
+MAX_BATCH_BYTES = 180 * 2**20  # (200 MB there)
 _LOGGED_IGNORED = 5  # ignored output lines logged one by one per file; the rest are counted
 
 
@@ -416,14 +417,17 @@ class BatchJudge(LLMJudge):
         return self.chat.request_body(messages, self.chat.response_format_for(line.schema_name, line.schema))
 
     def _submit(self, run: _Run, name: str, todo: list[_Line]) -> dict[str, Any]:
-        payload = b"".join(
-            json.dumps(
-                {"custom_id": line.custom_id, "method": "POST", "url": ENDPOINT, "body": self._body(run, line)},
-                ensure_ascii=False,
-            ).encode()
-            + b"\n"
-            for line in todo
-        )
+        encoded: list[bytes] = []
+        size = 0
+        for line in todo:
+            request = {"custom_id": line.custom_id, "method": "POST", "url": ENDPOINT, "body": self._body(run, line)}
+            data = json.dumps(request, ensure_ascii=False).encode() + b"\n"
+            if encoded and size + len(data) > MAX_BATCH_BYTES:
+                break  # the rest goes in the next batch of this round
+            encoded.append(data)
+            size += len(data)
+        todo = todo[: len(encoded)]
+        payload = b"".join(encoded)
         filename = f"judge-{run.state['key'][:16]}-{name}.jsonl"
         uploaded = self._api("upload the batch file", lambda: self.client.files.create(file=(filename, payload), purpose="batch"))
         batch = self._api(
@@ -469,6 +473,8 @@ class BatchJudge(LLMJudge):
                     cid = rec.get("custom_id")
                     if not isinstance(cid, str) or cid not in asked or cid not in lines:
                         self._ignored(batch.id, f"a line not asked for ({str(cid)[:80]!r})")
+                    elif _never_run(rec):
+                        continue  # an expired / cancelled batch's unrun request: sent again below, like a missing line
                     elif cid in got:
                         self._ignored(batch.id, f"a repeated line ({cid})")
                     else:
@@ -621,6 +627,11 @@ def _bounded_lines(chunks: Iterator[bytes], cap: int, max_line: int, ignored: Ca
         ignored(f"a line longer than {max_line} bytes")
     elif buf.strip() and not skipping:
         yield buf
+
+
+def _never_run(rec: dict[str, Any]) -> bool:
+    err = rec.get("error")
+    return isinstance(err, dict) and err.get("code") in ("batch_expired", "batch_cancelled")
 
 
 def _describe(rec: dict[str, Any], status: Any) -> str:
