@@ -2,7 +2,9 @@
 
 Bad input is reported as one line per problem and exit 1; a Python traceback
 is never the answer to a broken submission. Exit 2: the gold or the judge is
-misconfigured; exit 3: an internal error (its traceback goes to a file).
+misconfigured; exit 3: an internal error (its traceback goes to a file); exit 4:
+batch judging did not finish (a batch still running, or the batch service failed):
+run the same command again to resume it.
 """
 
 from __future__ import annotations
@@ -55,14 +57,20 @@ def cmd_validate(args) -> None:
     print(f"valid: track {checked.track_name}, {checked.records} predictions")
 
 
-def _make_judge(kind: str | None):
+def _make_judge(kind: str | None, batch: bool = False):
     if kind in (None, "none"):
+        if batch:
+            print("judge: --batch needs a judge (--judge openai)", file=sys.stderr)
+            sys.exit(2)
         return None
     from .judge import JudgeConfigError, make_judge
     from .settings import settings
 
+    if batch and kind != "openai":
+        print(f"judge: --batch is for the openai judge, not {kind}", file=sys.stderr)
+        sys.exit(2)
     try:
-        return make_judge(kind, **settings().judge_kwargs())
+        return make_judge(kind, **settings().judge_kwargs(), **({"mode": "batch"} if batch else {}))
     except JudgeConfigError as exc:
         print(f"judge: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -74,7 +82,7 @@ def cmd_score(args) -> None:
         _fail(checked.errors)
     from .settings import settings
 
-    judge = _make_judge(args.judge or settings().judge)
+    judge = _make_judge(args.judge or settings().judge, args.batch)
     track = checked.track
     if judge is not None and args.dry_run:
         items = track.judge_items(checked.parsed, checked.gold)
@@ -82,10 +90,21 @@ def cmd_score(args) -> None:
         print(json.dumps({"judge": judge.name, "answers": len(items), **est}))
         return
     if judge is not None:
-        from .judge import TqdmProgress
+        from .judge import BatchError, TqdmProgress
 
         with TqdmProgress(f"judging with {judge.name}", disable=None) as progress:
-            result = score_checked(checked, content_hash(data), judge, progress).summary
+            try:
+                result = score_checked(checked, content_hash(data), judge, progress).summary
+            except BatchError as exc:  # batch mode: refused, unreachable, or still running (a re-run resumes it)
+                print(f"judge: {exc}", file=sys.stderr)
+                sys.exit(4)
+            except KeyboardInterrupt:
+                from .judge.batch import BatchJudge
+
+                if not isinstance(judge, BatchJudge):
+                    raise
+                print("judge: interrupted; the batch keeps running: run the same command again to resume", file=sys.stderr)
+                sys.exit(4)
         if getattr(judge, "approximate", False):
             print(f"note: {judge.description}", file=sys.stderr)
     else:
@@ -148,6 +167,13 @@ def main(argv: list[str] | None = None) -> None:
                     f"{t.name}: {', '.join(m.key for m in t.judged_metrics)}" for t in TRACKS.values() if t.judged_metrics
                 )
                 + "); default: $JUDGE or none",
+            )
+            p.add_argument(
+                "--batch",
+                action="store_true",
+                help="with --judge openai: send the judge's calls through the server's Batch API "
+                "(same verdicts, half the price, done within 24 h; default: $JUDGE_MODE); "
+                "exit 4 when a batch is still running or the batch service failed: run again to resume",
             )
             p.add_argument(
                 "--dry-run",

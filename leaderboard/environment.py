@@ -22,6 +22,7 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 JUDGES = ("none", "lexical", "openai")
+JUDGE_MODES = ("live", "batch")
 
 
 def default_data_dir() -> Path:
@@ -75,6 +76,12 @@ def as_names(name: str, raw: str) -> tuple[str, ...]:
 def as_judge(name: str, raw: str) -> str:
     if raw not in JUDGES:
         raise ValueError(f"{name} must be none, lexical or openai, got {raw!r}")
+    return raw
+
+
+def as_judge_mode(name: str, raw: str) -> str:
+    if raw not in JUDGE_MODES:
+        raise ValueError(f"{name} must be live or batch, got {raw!r}")
     return raw
 
 
@@ -158,6 +165,26 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable("JUDGE_MODEL", "model name for the `openai` judge", default="gpt-4o-mini"),
     Variable("JUDGE_CONCURRENCY", "LLM judge calls in flight at once", default=4, parse=as_positive_int),
+    Variable(
+        "JUDGE_MODE",
+        "`live` (chat calls, `JUDGE_CONCURRENCY` at once) or `batch` (the `openai` judge's calls go through the server's "
+        "Files + Batches API: half the price, outside the live rate limits, done within 24 h; see docs/JUDGE.md)",
+        default="live",
+        parse=as_judge_mode,
+    ),
+    Variable(
+        "JUDGE_BATCH_POLL_SECONDS",
+        "in batch mode, how often a running batch is checked",
+        default=30.0,
+        parse=as_positive_float,
+    ),
+    Variable(
+        "JUDGE_BATCH_DIR",
+        "in batch mode, a folder instead of the server's Batch API: each batch is written there as "
+        "`<id>.input.jsonl` and read back from `<id>.output.jsonl`, e.g. made by `vllm run-batch` (docs/JUDGE.md)",
+        shown="unset: the server's Batch API",
+        parse=as_path,
+    ),
     Variable(
         "OPENAI_BASE_URL",
         "base URL of the OpenAI-compatible server the `openai` judge calls",

@@ -45,6 +45,16 @@ _REJECTED = ("invalid", "duplicate")
 class JudgeProgress:
     done: int = 0
     total: int = 0
+    # batch mode: the batch being polled and its lines answered of sent (the status line shows them)
+    batch_id: str = ""
+    lines_done: int = 0
+    lines_total: int = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+
+    def on_batch(self, batch_id: str, lines_done: int, lines_total: int) -> None:
+        self.batch_id, self.lines_done, self.lines_total = batch_id, lines_done, lines_total
 
 
 class Board:
@@ -200,12 +210,8 @@ class Board:
             if entry is None or file is None:
                 continue
             progress = self.judge_progress.setdefault(entry.id, JudgeProgress())
-
-            def report(done: int, total: int, p=progress) -> None:
-                p.done, p.total = done, total
-
             try:
-                scored = self.rescorer.score_file(file.local_path, judge=self.judge, progress=report)
+                scored = self.rescorer.score_file(file.local_path, judge=self.judge, progress=progress)
                 if scored.summary.get("status") == "scored":
                     entry.summary, entry.key = scored.summary, scored.key
             except Exception:  # the judge failing must leave the retrieval metrics standing

@@ -73,3 +73,40 @@ def test_without_a_judge_e2e_is_not_judged(tmp_path):
     out = json.loads(res.stdout)
     assert out["judge"] == "none" and "completeness" not in out["overall"]
     assert "not judged" in run_score({"LEADERBOARD_DATA_DIR": str(tmp_path)}).stdout
+
+
+def test_batch_flag_judges_through_the_batch_api_with_the_live_scores(server, tmp_path):
+    env = {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "JUDGE_MODEL": "fake-judge",
+        "JUDGE_BATCH_POLL_SECONDS": "0.01",
+    }
+    live = run_score({**env, "LEADERBOARD_DATA_DIR": str(tmp_path / "live")}, "--judge", "openai", "--json")
+    assert live.returncode == 0, live.stderr
+    live_calls = server.calls
+    batch = run_score({**env, "LEADERBOARD_DATA_DIR": str(tmp_path / "batch")}, "--judge", "openai", "--batch", "--json")
+    assert batch.returncode == 0, batch.stderr
+    out, live_out = json.loads(batch.stdout), json.loads(live.stdout)
+    assert server.calls == live_calls  # no live chat call
+    assert out["overall"] == live_out["overall"] and out["ci"] == live_out["ci"]
+    assert out["judge_ledger"]["batch_lines"] == live_calls and len(out["judge_ledger"]["batch_ids"]) == 3
+    # JUDGE_MODE=batch does the same without the flag; everything is cached now: no batch at all
+    again = run_score(
+        {**env, "JUDGE_MODE": "batch", "LEADERBOARD_DATA_DIR": str(tmp_path / "batch")}, "--judge", "openai", "--json"
+    )
+    assert json.loads(again.stdout)["judge_ledger"]["batch_ids"] == [] and len(server.batches) == 3
+
+
+def test_batch_flag_needs_the_openai_judge_and_a_pending_batch_exits_4(server, tmp_path):
+    res = run_score({"LEADERBOARD_DATA_DIR": str(tmp_path)}, "--judge", "lexical", "--batch")
+    assert res.returncode == 2 and res.stderr.strip() == "judge: --batch is for the openai judge, not lexical"
+    server.api_plan.extend(["401"])
+    env = {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "JUDGE_MODEL": "fake-judge",
+        "LEADERBOARD_DATA_DIR": str(tmp_path),
+    }
+    res = run_score(env, "--judge", "openai", "--batch", "--json")
+    assert res.returncode == 4 and "judge: upload the batch file: HTTP 401" in res.stderr and "Traceback" not in res.stderr

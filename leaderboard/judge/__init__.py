@@ -4,6 +4,7 @@
     judge.estimate(items)                 # dry run: calls/tokens not yet cached, spends nothing
     verdicts = judge.judge_many(items, progress=TqdmProgress())
     judge.last_ledger.to_dict()           # calls, tokens, cache hits, failures of that run
+    make_judge("openai", cache_dir=..., mode="batch")  # same verdicts through the Files + Batches API
 
 Scores come from `leaderboard.metrics.judged` (completeness / faithfulness of a
 verdict; None for a judge failure).
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from .base import Judge, JudgeConfigError, Progress
+from .base import BatchError, BatchPending, Judge, JudgeConfigError, Progress
 from .lexical import LexicalJudge
 from .progress import TqdmProgress
 from .prompts import PROMPT_VERSION
@@ -21,6 +22,9 @@ from .verdict import JudgeItem, Ledger, Verdict
 
 __all__ = [
     "PROMPT_VERSION",
+    "BatchError",
+    "BatchJudge",
+    "BatchPending",
     "Judge",
     "JudgeConfigError",
     "JudgeItem",
@@ -36,7 +40,13 @@ __all__ = [
 
 # The openai client is imported only when an LLM judge is used: the offline
 # default (lexical) then starts without it.
-_LAZY = {"LLMJudge": ".llm", "ChatJSONClient": ".client", "RetryPolicy": ".client", "build_openai_client": ".client"}
+_LAZY = {
+    "LLMJudge": ".llm",
+    "ChatJSONClient": ".client",
+    "RetryPolicy": ".client",
+    "build_openai_client": ".client",
+    "BatchJudge": ".batch",
+}
 
 
 def __getattr__(name: str):
@@ -65,6 +75,9 @@ def make_judge(
     temperature: float | None = 0.0,
     max_completion_tokens: int | None = None,
     max_response_chars: int = 32_000,
+    mode: str | None = None,
+    poll_seconds: float | None = None,
+    batch_dir: str | os.PathLike[str] | None = None,
 ) -> Judge:
     """Build a judge.
 
@@ -73,12 +86,25 @@ def make_judge(
     gold facts are cached under cache_dir (required). `response_format="json_object"`
     for servers without json_schema support; `temperature=None` for models that
     reject it.
+    mode "batch" (default: JUDGE_MODE, else "live"): the openai judge's calls go through
+    the server's Files + Batches API (BatchJudge: same verdicts and cache), polled
+    every poll_seconds (default: JUDGE_BATCH_POLL_SECONDS); with batch_dir (default:
+    JUDGE_BATCH_DIR) batches are files in that folder, for `vllm run-batch`.
     kind "lexical": offline approximation, ignores every other argument.
     """
     if kind == "lexical":
         return LexicalJudge()
     if kind != "openai":
         raise JudgeConfigError(f"unknown judge {kind!r}: use 'openai' or 'lexical'")
+    from .batch import batch_settings
+
+    try:
+        from_env = batch_settings()
+    except ValueError as exc:
+        raise JudgeConfigError(str(exc)) from None
+    mode = mode or from_env["mode"]
+    if mode not in ("live", "batch"):
+        raise JudgeConfigError(f"unknown judge mode {mode!r}: use 'live' or 'batch'")
     model = model or os.environ.get("JUDGE_MODEL") or None
     if not model:
         raise JudgeConfigError("the openai judge needs a model: set JUDGE_MODEL")
@@ -103,4 +129,16 @@ def make_judge(
         temperature=temperature,
         max_completion_tokens=max_completion_tokens,
     )
+    if mode == "batch":
+        from .batch import BatchJudge
+        from .batchdir import BatchDir
+
+        batch_dir = batch_dir or from_env["batch_dir"]
+        return BatchJudge(
+            chat,
+            os.fspath(cache_dir),
+            max_response_chars=max_response_chars,
+            poll_seconds=poll_seconds or from_env["poll_seconds"],
+            transport=BatchDir(batch_dir) if batch_dir else None,
+        )
     return LLMJudge(chat, os.fspath(cache_dir), concurrency=concurrency, max_response_chars=max_response_chars)

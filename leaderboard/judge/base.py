@@ -14,6 +14,18 @@ class JudgeConfigError(RuntimeError):
     """The judge cannot be built (no model, no key for api.openai.com, ...)."""
 
 
+class BatchError(RuntimeError):
+    """Batch mode: the batch service refused or did not answer; nothing more can be judged this run."""
+
+
+class BatchPending(BatchError):
+    """Batch mode: a batch is still running when the wait ended; its state is kept and a re-run resumes polling it."""
+
+    def __init__(self, message: str, batch_id: str) -> None:
+        super().__init__(message)
+        self.batch_id = batch_id
+
+
 class Judge(Protocol):
     kind: str  # "openai" | "lexical"
     name: str  # recorded on every verdict; the board ranks one judge at a time

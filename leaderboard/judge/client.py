@@ -73,6 +73,19 @@ def build_openai_client(base_url: str | None, api_key: str | None, timeout: floa
     return openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
 
 
+def read_reply(completion: Any, schema: dict[str, Any], interpret: Callable[[dict[str, Any]], T]) -> T:
+    """The strictly parsed value of a chat completion (live or from a batch output line).
+
+    Raises MalformedReply (or IndexError / AttributeError on a reply without a choice).
+    """
+    choice = completion.choices[0]
+    if choice.finish_reason == "length":
+        raise MalformedReply("reply truncated (finish_reason=length)")
+    if getattr(choice.message, "refusal", None):
+        raise MalformedReply("model refused")
+    return interpret(parse_json_object(choice.message.content, schema))
+
+
 class ChatJSONClient:
     """Sends chat completions at temperature 0 and returns strictly parsed JSON.
 
@@ -117,21 +130,23 @@ class ChatJSONClient:
             if self._consecutive_failures >= self.policy.max_consecutive_failures and not self.fatal:
                 self.fatal = f"fatal: {self._consecutive_failures} calls in a row failed ({failure}); server down?"
 
-    def _format(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    def response_format_for(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
         if self.response_format == "json_object":
             return {"type": "json_object"}
         return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
-    def _create(self, messages: list[dict[str, str]], response_format: dict[str, Any]) -> Any:
-        kwargs: dict[str, Any] = {}
+    def request_body(self, messages: list[dict[str, str]], response_format: dict[str, Any]) -> dict[str, Any]:
+        """The chat-completions request, the same whether sent live or as a batch line."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "response_format": response_format}
         if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
+            body["temperature"] = self.temperature
         if self.max_completion_tokens is not None:
-            kwargs["max_completion_tokens"] = self.max_completion_tokens
+            body["max_completion_tokens"] = self.max_completion_tokens
+        return body
+
+    def _create(self, messages: list[dict[str, str]], response_format: dict[str, Any]) -> Any:
         with self._slots:
-            return self.client.chat.completions.create(
-                model=self.model, messages=messages, response_format=response_format, **kwargs
-            )
+            return self.client.chat.completions.create(**self.request_body(messages, response_format))
 
     def complete(
         self,
@@ -141,7 +156,7 @@ class ChatJSONClient:
         interpret: Callable[[dict[str, Any]], T],
     ) -> CallResult[T]:
         out: CallResult[T] = CallResult()
-        fmt = self._format(schema_name, schema)
+        fmt = self.response_format_for(schema_name, schema)
         transient = 0
         while True:
             if self.fatal:
@@ -176,12 +191,7 @@ class ChatJSONClient:
             out.prompt_tokens += getattr(usage, "prompt_tokens", 0) or 0
             out.completion_tokens += getattr(usage, "completion_tokens", 0) or 0
             try:
-                choice = completion.choices[0]
-                if choice.finish_reason == "length":
-                    raise MalformedReply("reply truncated (finish_reason=length)")
-                if getattr(choice.message, "refusal", None):
-                    raise MalformedReply("model refused")
-                out.value = interpret(parse_json_object(choice.message.content, schema))
+                out.value = read_reply(completion, schema, interpret)
                 return out
             except (MalformedReply, IndexError, AttributeError) as e:
                 out.malformed += 1

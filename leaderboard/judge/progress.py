@@ -25,6 +25,11 @@ class TqdmProgress:
             self.bar = tqdm(total=total, desc=self.desc, **self.kwargs)
         self.bar.update(done - self.bar.n)  # update() respects tqdm's refresh throttling
 
+    def on_batch(self, batch_id: str, lines_done: int, lines_total: int) -> None:
+        """Batch mode: the batch being polled and its lines answered so far, beside the answers bar."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"batch {batch_id[:64]}, {lines_done} of {lines_total} lines")
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()

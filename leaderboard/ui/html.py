@@ -62,7 +62,13 @@ def status_html(board: Board) -> str:
     parts += [f'<div class="banner notice" role="status">{esc(st["notice"])}</div>'] if st.get("notice") else []
     for entry_id, p in list(board.judge_progress.items()):
         e = board.entry(entry_id)
-        if e is not None and p.total:
+        if e is not None and p.batch_id and p.lines_total:  # batch mode: the lines of the batch being polled
+            parts.append(
+                f'<div class="judging">Answers of {esc(e.name)}: judging: batch {esc(p.batch_id[:64])}, '
+                f"{int(p.lines_done)} of {int(p.lines_total)} lines "
+                f'<progress value="{int(p.lines_done)}" max="{int(p.lines_total)}"></progress></div>'
+            )
+        elif e is not None and p.total:
             parts.append(
                 f'<div class="judging">Judging answers of {esc(e.name)}: '
                 f'<progress value="{int(p.done)}" max="{int(p.total)}"></progress> {int(p.done)}/{int(p.total)}</div>'

@@ -1,0 +1,656 @@
+"""Batch judging: the LLM judge's calls through the OpenAI Files + Batches API.
+
+Same prompts, request bodies, strict parsing, verdicts and cache as the live
+judge (`LLMJudge`); only the transport differs. A run is three rounds, each one
+batch (JSONL uploaded with purpose=batch, then `/v1/batches`), because each
+round needs the previous one's replies:
+
+  gold     gold-fact extraction for the questions whose facts are not cached
+  check    call 1 per answer: its facts + which gold facts it states
+  support  call 2 per answer that stated a fact: which of them the gold supports
+
+Every line's `custom_id` is `<call>:<question id>:<16 hex of the response (or
+gold answer) sha256>`; the run keeps the map back to (question, response, call).
+A line that comes back failed or malformed is sent again in a follow-up batch
+(at most `line_retries` / `malformed_retries` times, the malformed ones with the
+same retry note as a live call), then recorded as a judge failure. An expired,
+cancelled or failed batch keeps the lines it answered; the others are sent
+again, at most `max_resubmits` times. The run's state (pending batch, every
+line's outcome, counters) is an atomic JSON file under the judge cache
+(`<cache>/batches/<run key>.json`, the key a hash of what is judged), so a
+restart resumes polling the same batch instead of paying twice; it is deleted
+when the run ends, its verdicts being cached.
+
+What is read back is bounded: output files stop at a size cap, a line longer
+than `max_line_bytes` is skipped, and lines the batch was not asked for (or
+repeated ones) are ignored with a log line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import openai
+import pydantic
+from openai.types.chat import ChatCompletion
+
+from . import prompts, replies
+from .base import BatchError, BatchPending, Progress, check_unique
+from .cache import _ABSENT, _read, _safe_qid, _write_atomic
+from .client import _FATAL, ChatJSONClient, RetryPolicy, read_reply
+from .llm import LLMJudge
+from .replies import MalformedReply
+from .verdict import JudgeItem, Ledger, Verdict
+
+log = logging.getLogger(__name__)
+
+ENDPOINT = "/v1/chat/completions"
+TERMINAL = ("completed", "expired", "cancelled", "failed")
+STATE_VERSION = 1
+MAX_LINES_PER_BATCH = 50_000  # OpenAI's limits per input file; a larger round goes out in several batches
+MAX_BATCH_BYTES = 180 * 2**20  # (200 MB there)
+_LOGGED_IGNORED = 5  # ignored output lines logged one by one per file; the rest are counted
+
+
+@dataclass
+class BatchLedger(Ledger):
+    """A batch run's cost: the live ledger's fields (same meaning) plus what the batches did."""
+
+    mode: str = "batch"
+    batch_ids: list[str] = field(default_factory=list)
+    batch_lines: int = 0  # lines sent, resent ones included
+    batch_line_failures: int = 0  # lines answered with an error or a malformed reply
+    batch_unreturned: int = 0  # lines an expired / cancelled / failed batch did not answer
+
+
+@dataclass
+class _Line:
+    """One request of a round and how its reply is read."""
+
+    custom_id: str
+    call: str  # "gold" | "check" | "support"
+    messages: list[dict[str, str]]
+    schema_name: str
+    schema: dict[str, Any]
+    interpret: Callable[[dict[str, Any]], Any]
+
+
+def custom_id(call: str, qid: str, sha256: str) -> str:
+    q = _safe_qid(qid)
+    if len(q) > 80:  # bounded whatever the gold's ids look like
+        q = hashlib.sha256(qid.encode()).hexdigest()[:32]
+    return f"{call}:{q}:{sha256[:16]}"
+
+
+def _new_line_state() -> dict[str, Any]:
+    return {
+        "done": False,
+        "value": None,
+        "failure": None,
+        "answers": 0,  # replies received (billed), malformed ones included
+        "errors": 0,  # lines answered with an error
+        "malformed": 0,
+        "unreturned": 0,
+        "note": None,  # the last malformed reply's problem: the retry says it, like a live retry
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+    }
+
+
+def _state_ok(rec: Any, key: str, judge: str) -> bool:
+    """A state file this code wrote for this run (a truncated or hand-edited one starts the run afresh)."""
+    if not (
+        isinstance(rec, dict) and rec.get("version") == STATE_VERSION and rec.get("key") == key and rec.get("judge") == judge
+    ):
+        return False
+    pending = rec.get("pending")
+    fresh = _new_line_state()
+    return (
+        isinstance(rec.get("batch_ids"), list)
+        and all(isinstance(b, str) for b in rec["batch_ids"])
+        and isinstance(rec.get("counters"), dict)
+        and all(isinstance(rec["counters"].get(k), int) for k in ("batch_lines", "batch_line_failures", "batch_unreturned"))
+        and isinstance(rec.get("lines"), dict)
+        and all(isinstance(st, dict) and set(st) == set(fresh) for st in rec["lines"].values())
+        and (
+            pending is None
+            or (
+                isinstance(pending, dict)
+                and isinstance(pending.get("batch_id"), str)
+                and pending.get("round") in ("gold", "check", "support")
+                and isinstance(pending.get("custom_ids"), list)
+            )
+        )
+    )
+
+
+class _Run:
+    """The persisted state of one judging run (one set of uncached answers)."""
+
+    def __init__(self, path: Path, key: str, judge: str) -> None:
+        self.path = path
+        rec = _read(path)
+        if rec is not _ABSENT and not _state_ok(rec, key, judge):
+            log.warning("batch state %s is unreadable or not this run's; starting afresh", path.name)
+            rec = _ABSENT
+        self.resumed = rec is not _ABSENT
+        self.state: dict[str, Any] = (
+            rec
+            if rec is not _ABSENT
+            else {
+                "version": STATE_VERSION,
+                "key": key,
+                "judge": judge,
+                "pending": None,
+                "batch_ids": [],
+                "lines": {},
+                "counters": {"batch_lines": 0, "batch_line_failures": 0, "batch_unreturned": 0},
+            }
+        )
+
+    def line(self, cid: str) -> dict[str, Any]:
+        return self.state["lines"].setdefault(cid, _new_line_state())
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.state["counters"][key] += n
+
+    def save(self) -> None:
+        _write_atomic(self.path, self.state)
+
+    def finish(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+class BatchJudge(LLMJudge):
+    """The LLM judge through the Files + Batches API: same name, prompts, verdicts and cache as live."""
+
+    def __init__(
+        self,
+        chat: ChatJSONClient,
+        cache_dir: str,
+        *,
+        max_response_chars: int = 32_000,
+        poll_seconds: float = 30.0,
+        max_wait_seconds: float = 26 * 3600.0,  # the completion window is 24 h: a batch is terminal by then
+        line_retries: int = 2,
+        max_resubmits: int = 3,
+        max_line_bytes: int = 512 * 1024,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: Any = None,
+    ) -> None:
+        super().__init__(chat, cache_dir, concurrency=1, max_response_chars=max_response_chars)
+        self.description = f"{self.description}, batch mode"
+        # the server's Files + Batches API, or a folder for `vllm run-batch` (batchdir.BatchDir)
+        self.client: Any = transport if transport is not None else chat.client
+        self.policy: RetryPolicy = chat.policy
+        self.poll_seconds = poll_seconds
+        self.max_wait_seconds = max_wait_seconds
+        self.line_retries = line_retries
+        self.malformed_retries = chat.policy.malformed_retries
+        self.max_resubmits = max_resubmits
+        self.max_line_bytes = max_line_bytes
+        self._sleep = sleep
+        self._ignored_counts: dict[str, int] = {}  # per batch: output lines skipped (logged up to a few)
+        self.last_ledger: BatchLedger | None = None
+
+    def new_ledger(self) -> BatchLedger:
+        return BatchLedger(judge=self.name, judge_model=self.judge_model, prompt_version=self.prompt_version)
+
+    # ---------------------------------------------------------------- public API
+
+    def judge_many(
+        self, items: Sequence[JudgeItem], progress: Progress | None = None, ledger: Ledger | None = None
+    ) -> dict[str, Verdict]:
+        """Verdicts by qid. Raises BatchError when the service refuses, BatchPending when a batch outlasts the wait."""
+        check_unique(items)
+        started = time.monotonic()
+        ledger = ledger or self.new_ledger()
+        self.last_ledger = ledger  # type: ignore[assignment]
+        ledger.add(items=len(items))
+        out: dict[str, Verdict] = {}
+        todo: list[JudgeItem] = []
+        for it in items:
+            hit = self.cache.get_verdict(it.qid, it.response_sha256, it.gold_sha256)
+            if hit is None:
+                todo.append(it)
+            else:
+                out[it.qid] = hit
+        ledger.add(cache_hits=len(out))
+        if progress:
+            progress(len(out), len(items))
+        if todo:
+            run = _Run(self._state_path(todo), self._run_key(todo), self.name)
+            if run.resumed:
+                log.info("resuming batch run %s (pending: %s)", run.path.name, (run.state["pending"] or {}).get("batch_id"))
+            out.update(self._judge_run(run, todo, ledger, progress))
+            for key in ("batch_lines", "batch_line_failures", "batch_unreturned"):
+                if hasattr(ledger, key):
+                    ledger.add(**{key: run.state["counters"][key]})
+            if isinstance(ledger, BatchLedger):
+                ledger.batch_ids.extend(run.state["batch_ids"])
+            run.finish()
+            if progress:
+                progress(len(items), len(items))
+        ledger.add(seconds=round(time.monotonic() - started, 3))
+        return {it.qid: out[it.qid] for it in items}
+
+    # ---------------------------------------------------------------- the three rounds
+
+    def _run_key(self, todo: Sequence[JudgeItem]) -> str:
+        what = sorted((it.qid, it.response_sha256, it.gold_sha256) for it in todo)
+        return hashlib.sha256(json.dumps([self.name, self.prompt_version, what]).encode()).hexdigest()
+
+    def _state_path(self, todo: Sequence[JudgeItem]) -> Path:
+        return self.cache.dir / "batches" / f"{self._run_key(todo)[:32]}.json"
+
+    def _judge_run(self, run: _Run, todo: list[JudgeItem], ledger: Ledger, progress: Progress | None) -> dict[str, Verdict]:
+        # round 1: gold facts of the questions whose facts are not cached
+        gold: dict[str, list[str]] = {}
+        gold_lines: dict[str, _Line] = {}
+        for it in todo:
+            if not it.gold_answer.strip():
+                continue
+            cid = custom_id("gold", it.qid, it.gold_answer_sha256)
+            cached = self.cache.get_gold(it.qid, it.gold_answer_sha256)
+            if cached is not None and cid not in run.state["lines"]:
+                gold[it.qid] = cached
+                ledger.add(gold_cache_hits=1)
+                continue
+            gold_lines[cid] = _Line(
+                cid,
+                "gold",
+                prompts.gold_facts_messages(it.question, it.gold_answer),
+                "gold_facts",
+                prompts.GOLD_FACTS_SCHEMA,
+                replies.gold_facts,
+            )
+        self._round(run, "gold", gold_lines, progress)
+        for it in todo:
+            cid = custom_id("gold", it.qid, it.gold_answer_sha256)
+            if cid in gold_lines:
+                st = run.line(cid)
+                ledger.add(
+                    gold_calls=st["answers"],
+                    gold_prompt_tokens=st["prompt_tokens"],
+                    gold_completion_tokens=st["completion_tokens"],
+                    retries=st["errors"],
+                    malformed=st["malformed"],
+                )
+                if st["failure"] is None:
+                    gold[it.qid] = st["value"]
+                    self.cache.put_gold(
+                        it.qid,
+                        it.gold_answer_sha256,
+                        st["value"],
+                        judge_model=self.judge_model,
+                        prompt_tokens=st["prompt_tokens"],
+                        completion_tokens=st["completion_tokens"],
+                    )
+
+        # round 2: call 1 of every answer that has gold facts and something to judge
+        check_lines: dict[str, _Line] = {}
+        for it in todo:
+            if it.qid in gold and it.response.strip() and len(it.response) <= self.max_response_chars:
+                n_gold = len(gold[it.qid])
+                cid = custom_id("check", it.qid, it.response_sha256)
+                check_lines[cid] = _Line(
+                    cid,
+                    "check",
+                    prompts.response_check_messages(it.question, gold[it.qid], it.response),
+                    "response_check",
+                    prompts.RESPONSE_CHECK_SCHEMA,
+                    _check_reader(n_gold),
+                )
+        self._round(run, "check", check_lines, progress)
+
+        # round 3: call 2 of every answer whose call 1 found a fact
+        support_lines: dict[str, _Line] = {}
+        for it in todo:
+            st = run.state["lines"].get(custom_id("check", it.qid, it.response_sha256))
+            if st and st["failure"] is None and st["value"] and st["value"][0]:
+                facts = st["value"][0]
+                cid = custom_id("support", it.qid, it.response_sha256)
+                support_lines[cid] = _Line(
+                    cid,
+                    "support",
+                    prompts.fact_support_messages(it.question, it.gold_answer, it.evidence_facts, facts),
+                    "fact_support",
+                    prompts.FACT_SUPPORT_SCHEMA,
+                    _support_reader(len(facts)),
+                )
+        self._round(run, "support", support_lines, progress)
+
+        out: dict[str, Verdict] = {}
+        for it in todo:
+            v = self._assemble(run, it, gold, ledger)
+            ledger.add(
+                judged=1,
+                failures=int(v.failure is not None),
+                calls=v.calls,
+                prompt_tokens=v.prompt_tokens,
+                completion_tokens=v.completion_tokens,
+            )
+            if v.failure is None:
+                self.cache.put_verdict(v)
+            out[it.qid] = v
+        return out
+
+    def _assemble(self, run: _Run, it: JudgeItem, gold: dict[str, list[str]], ledger: Ledger) -> Verdict:
+        """The verdict the live judge would give for the same replies (LLMJudge._judge_uncached, step by step)."""
+        if not it.gold_answer.strip():
+            return self._verdict(it, failure="gold answer is empty")
+        if it.qid not in gold:
+            st = run.line(custom_id("gold", it.qid, it.gold_answer_sha256))
+            return self._verdict(it, failure=f"gold facts: {st['failure']}")
+        facts = gold[it.qid]
+        if not it.response.strip():
+            return self._verdict(it, gold_facts=facts, gold_fact_supported=[False] * len(facts))
+        if len(it.response) > self.max_response_chars:
+            return self._verdict(
+                it, gold_facts=facts, failure=f"response too long to judge ({len(it.response)} > {self.max_response_chars} chars)"
+            )
+        spent = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+
+        def spend(st: dict[str, Any]) -> None:
+            spent["calls"] += st["answers"]
+            spent["prompt_tokens"] += st["prompt_tokens"]
+            spent["completion_tokens"] += st["completion_tokens"]
+            ledger.add(retries=st["errors"], malformed=st["malformed"])
+
+        c1 = run.line(custom_id("check", it.qid, it.response_sha256))
+        spend(c1)
+        if c1["failure"] is not None:
+            return self._verdict(it, gold_facts=facts, failure=f"response check: {c1['failure']}", **spent)
+        response_facts, gold_supported = c1["value"]
+        if not response_facts:
+            return self._verdict(it, gold_facts=facts, gold_fact_supported=gold_supported, **spent)
+        c2 = run.line(custom_id("support", it.qid, it.response_sha256))
+        spend(c2)
+        if c2["failure"] is not None:
+            return self._verdict(
+                it,
+                gold_facts=facts,
+                gold_fact_supported=gold_supported,
+                response_facts=response_facts,
+                failure=f"fact support: {c2['failure']}",
+                **spent,
+            )
+        return self._verdict(
+            it,
+            gold_facts=facts,
+            gold_fact_supported=gold_supported,
+            response_facts=response_facts,
+            response_fact_supported=c2["value"],
+            **spent,
+        )
+
+    # ---------------------------------------------------------------- one round: submit, poll, collect, resend
+
+    def _round(self, run: _Run, name: str, lines: dict[str, _Line], progress: Progress | None) -> None:
+        while True:
+            pending = run.state["pending"]
+            todo = [lines[cid] for cid in lines if not run.line(cid)["done"]]
+            if pending is not None and pending["round"] != name:
+                if not todo:  # a resumed run: this round ended before the restart, the pending batch is a later one's
+                    return
+                # this round is unfinished yet a later one is pending: a state this code does not write
+                log.warning("batch %s belongs to round %s, not %s: dropped", pending["batch_id"], pending["round"], name)
+                run.state["pending"] = pending = None
+            if pending is None:
+                if not todo:
+                    return
+                pending = self._submit(run, name, todo[:MAX_LINES_PER_BATCH])
+            batch = self._wait(pending, progress)
+            self._collect(run, pending, batch, lines)
+
+    def _body(self, run: _Run, line: _Line) -> dict[str, Any]:
+        note = run.line(line.custom_id)["note"]
+        messages = line.messages if note is None else [*line.messages[:2], prompts.retry_note(note)]
+        return self.chat.request_body(messages, self.chat.response_format_for(line.schema_name, line.schema))
+
+    def _submit(self, run: _Run, name: str, todo: list[_Line]) -> dict[str, Any]:
+        encoded: list[bytes] = []
+        size = 0
+        for line in todo:
+            request = {"custom_id": line.custom_id, "method": "POST", "url": ENDPOINT, "body": self._body(run, line)}
+            data = json.dumps(request, ensure_ascii=False).encode() + b"\n"
+            if encoded and size + len(data) > MAX_BATCH_BYTES:
+                break  # the rest goes in the next batch of this round
+            encoded.append(data)
+            size += len(data)
+        todo = todo[: len(encoded)]
+        payload = b"".join(encoded)
+        filename = f"judge-{run.state['key'][:16]}-{name}.jsonl"
+        uploaded = self._api("upload the batch file", lambda: self.client.files.create(file=(filename, payload), purpose="batch"))
+        batch = self._api(
+            "create the batch",
+            lambda: self.client.batches.create(
+                input_file_id=uploaded.id,
+                endpoint=ENDPOINT,
+                completion_window="24h",
+                metadata={"judge": self.name[:500], "round": name, "run": run.state["key"][:32]},
+            ),
+        )
+        pending = {"round": name, "batch_id": batch.id, "input_file_id": uploaded.id, "custom_ids": [x.custom_id for x in todo]}
+        run.state["pending"] = pending
+        run.state["batch_ids"].append(batch.id)
+        run.count("batch_lines", len(todo))
+        run.save()  # from here on a restart polls this batch
+        log.info("batch %s: round %s, %d lines", batch.id, name, len(todo))
+        return pending
+
+    def _wait(self, pending: dict[str, Any], progress: Progress | None) -> Any:
+        started = time.monotonic()
+        batch_id = pending["batch_id"]
+        while True:
+            batch = self._api(f"poll batch {batch_id}", lambda: self.client.batches.retrieve(batch_id), pending=batch_id)
+            counts = batch.request_counts
+            total = len(pending["custom_ids"])
+            done = min(total, (counts.completed + counts.failed) if counts else 0)
+            on_batch = getattr(progress, "on_batch", None)
+            if on_batch is not None:
+                on_batch(batch_id, done, total)
+            if batch.status in TERMINAL:
+                return batch
+            if time.monotonic() - started >= self.max_wait_seconds:
+                raise BatchPending(f"batch {batch_id} is still {batch.status}; run again to resume polling it", batch_id)
+            self._sleep(self.poll_seconds)
+
+    def _collect(self, run: _Run, pending: dict[str, Any], batch: Any, lines: dict[str, _Line]) -> None:
+        asked = set(pending["custom_ids"])
+        got: dict[str, dict[str, Any]] = {}
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if file_id:
+                for rec in self._read_records(file_id, batch.id, len(asked)):
+                    cid = rec.get("custom_id")
+                    if not isinstance(cid, str) or cid not in asked or cid not in lines:
+                        self._ignored(batch.id, f"a line not asked for ({str(cid)[:80]!r})")
+                    elif _never_run(rec):
+                        continue  # an expired / cancelled batch's unrun request: sent again below, like a missing line
+                    elif cid in got:
+                        self._ignored(batch.id, f"a repeated line ({cid})")
+                    else:
+                        got[cid] = rec
+        self._ignored_done(batch.id)
+        why = batch.status
+        errors = getattr(getattr(batch, "errors", None), "data", None) or []
+        if errors:
+            why += f": {str(getattr(errors[0], 'message', '') or '')[:200]}"
+        for cid in pending["custom_ids"]:
+            if cid not in lines:
+                continue
+            st = run.line(cid)
+            if cid in got:
+                self._take(run, lines[cid], st, got[cid])
+            else:
+                st["unreturned"] += 1
+                run.count("batch_unreturned")
+                if st["unreturned"] > self.max_resubmits:
+                    st["done"], st["failure"] = True, f"not answered by {st['unreturned']} batches (last one {why})"
+        run.state["pending"] = None
+        run.save()
+
+    def _take(self, run: _Run, line: _Line, st: dict[str, Any], rec: dict[str, Any]) -> None:
+        """One returned line: a value, or a failure to resend (bounded), or a recorded failure."""
+        response = rec.get("response")
+        status = response.get("status_code") if isinstance(response, dict) else None
+        body = response.get("body") if isinstance(response, dict) else None
+        if rec.get("error") or status != 200 or not isinstance(body, dict):
+            st["errors"] += 1
+            run.count("batch_line_failures")
+            if st["errors"] > self.line_retries:
+                st["done"], st["failure"] = True, f"batch line failed {st['errors']} times: {_describe(rec, status)}"
+            return
+        st["answers"] += 1
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        for key in ("prompt_tokens", "completion_tokens"):
+            n = usage.get(key)
+            st[key] += n if type(n) is int and 0 <= n < 10**9 else 0
+        try:
+            value = read_reply(ChatCompletion.model_validate(body), line.schema, line.interpret)
+        except (MalformedReply, IndexError, AttributeError, pydantic.ValidationError) as e:
+            problem = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+            st["malformed"] += 1
+            run.count("batch_line_failures")
+            if st["malformed"] > self.malformed_retries:
+                st["done"], st["failure"] = True, f"malformed reply after {st['malformed']} attempts: {problem}"
+            else:
+                st["note"] = problem
+            return
+        st["done"], st["value"] = True, value
+
+    # ---------------------------------------------------------------- reading back, bounded
+
+    def _read_records(self, file_id: str, batch_id: str, asked: int) -> list[dict[str, Any]]:
+        """The JSON objects of an output / error file, bounded in size; anything else is logged and skipped."""
+        cap = 16 * 2**20 + asked * 64 * 1024
+        records: list[dict[str, Any]] = []
+
+        def read() -> None:
+            records.clear()
+            with self.client.files.with_streaming_response.content(file_id) as resp:
+                for raw in _bounded_lines(resp.iter_bytes(), cap, self.max_line_bytes, lambda why: self._ignored(batch_id, why)):
+                    try:
+                        rec = json.loads(raw)
+                    except (ValueError, RecursionError):
+                        self._ignored(batch_id, "a line that is not JSON")
+                        continue
+                    if isinstance(rec, dict):
+                        records.append(rec)
+                    else:
+                        self._ignored(batch_id, "a line that is not a JSON object")
+
+        self._api(f"read file {file_id} of batch {batch_id}", read, pending=batch_id)
+        return records
+
+    def _ignored(self, batch_id: str, what: str) -> None:
+        counts = self._ignored_counts
+        counts[batch_id] = counts.get(batch_id, 0) + 1
+        if counts[batch_id] <= _LOGGED_IGNORED:
+            log.warning("batch %s: ignored %s", batch_id, what)
+
+    def _ignored_done(self, batch_id: str) -> None:
+        n = self._ignored_counts.pop(batch_id, 0)
+        if n > _LOGGED_IGNORED:
+            log.warning("batch %s: %d lines ignored in all", batch_id, n)
+
+    # ---------------------------------------------------------------- the service, with the live judge's retry policy
+
+    def _api(self, what: str, call: Callable[[], Any], pending: str | None = None) -> Any:
+        """`call()`, transient errors retried with backoff; a refusal is a BatchError, an unreachable service
+        while a batch is pending a BatchPending (the batch may be fine: a re-run polls it again)."""
+        attempt = 0
+        while True:
+            try:
+                return call()
+            except _FATAL as e:
+                raise BatchError(f"{what}: HTTP {e.status_code} {type(e).__name__}: {str(e)[:200]}") from None
+            except (OSError, ValueError) as e:  # the batch folder (JUDGE_BATCH_DIR): missing or unreadable file
+                raise BatchError(f"{what}: {getattr(e, 'strerror', None) or str(e)[:200]}") from None
+            except (openai.APIConnectionError, openai.APIStatusError) as e:
+                status = getattr(e, "status_code", None)
+                if status is not None and status not in (408, 409, 429) and status < 500:
+                    raise BatchError(f"{what}: HTTP {status}: {str(e)[:200]}") from None
+                attempt += 1
+                if attempt >= self.policy.max_attempts:
+                    problem = f"{what}: {'HTTP ' + str(status) if status else 'no answer'} after {attempt} attempts"
+                    if pending is not None:
+                        raise BatchPending(f"{problem}; run again to resume batch {pending}", pending) from None
+                    raise BatchError(problem) from None
+                self._sleep(self.policy.delay(attempt))
+
+
+def _check_reader(n_gold: int) -> Callable[[dict[str, Any]], list[Any]]:
+    # a list, not the live tuple: the value is kept in the JSON state between rounds and restarts
+    return lambda value: list(replies.response_check(value, n_gold))
+
+
+def _support_reader(n_facts: int) -> Callable[[dict[str, Any]], list[bool]]:
+    return lambda value: replies.fact_support(value, n_facts)
+
+
+def _bounded_lines(chunks: Iterator[bytes], cap: int, max_line: int, ignored: Callable[[str], None]) -> Iterator[bytes]:
+    """Lines of a byte stream, reading at most `cap` bytes; a line longer than `max_line` is skipped whole."""
+    buf = b""
+    skipping = False
+    read = 0
+    for chunk in chunks:
+        read += len(chunk)
+        if read > cap:
+            ignored(f"the rest of a file past {cap} bytes")
+            return
+        buf += chunk
+        while True:
+            cut = buf.find(b"\n")
+            if cut < 0:
+                break
+            line, buf = buf[:cut], buf[cut + 1 :]
+            if skipping:
+                skipping = False
+            elif len(line) > max_line:
+                ignored(f"a line longer than {max_line} bytes")
+            elif line.strip():
+                yield line
+        if len(buf) > max_line:
+            if not skipping:
+                ignored(f"a line longer than {max_line} bytes")
+            skipping, buf = True, b""
+    if len(buf) > max_line:
+        ignored(f"a line longer than {max_line} bytes")
+    elif buf.strip() and not skipping:
+        yield buf
+
+
+def _never_run(rec: dict[str, Any]) -> bool:
+    err = rec.get("error")
+    return isinstance(err, dict) and err.get("code") in ("batch_expired", "batch_cancelled")
+
+
+def _describe(rec: dict[str, Any], status: Any) -> str:
+    err = rec.get("error")
+    if isinstance(err, dict):
+        return f"{str(err.get('code'))[:60]}: {str(err.get('message'))[:200]}"
+    response = rec.get("response") if isinstance(rec.get("response"), dict) else {}
+    body = response.get("body") if isinstance(response.get("body"), dict) else {}
+    message = body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else None
+    return f"HTTP {status}" + (f": {str(message)[:200]}" if message else "")
+
+
+def batch_settings(env: dict[str, str] | os._Environ[str] | None = None) -> dict[str, Any]:
+    """JUDGE_MODE, JUDGE_BATCH_POLL_SECONDS and JUDGE_BATCH_DIR, parsed (declared in leaderboard.environment)."""
+    from ..environment import read
+
+    env = os.environ if env is None else env
+    return {
+        "mode": read(env, "JUDGE_MODE"),
+        "poll_seconds": read(env, "JUDGE_BATCH_POLL_SECONDS"),
+        "batch_dir": read(env, "JUDGE_BATCH_DIR"),
+    }

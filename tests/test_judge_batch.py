@@ -1,0 +1,444 @@
+"""Batch judging end to end: the real `openai` client's Files + Batches calls against tests/openaifake.py."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import openai
+import pytest
+
+from leaderboard.judge import BatchError, BatchJudge, BatchPending, JudgeConfigError, JudgeItem, LLMJudge, make_judge
+from leaderboard.judge.batch import _bounded_lines, custom_id
+from leaderboard.scoring import score_bytes
+from leaderboard.service import JudgeProgress
+from leaderboard.ui.html import status_html
+
+from openaifake import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[1]
+SUBMISSIONS = sorted((ROOT / "assets" / "demo" / "submissions" / "unidoc").glob("*.jsonl"))
+
+Q = "How did the plant's output change?"
+GOLD = "The plant produced 400 megawatts in 2010. Output doubled by 2020. The operator is Northwind Energy."
+EVIDENCE = ["Northwind Energy operates the plant", "Capacity reached 800 megawatts in 2020"]
+ANSWERS = [
+    "The plant produced 400 megawatts in 2010. Northwind Energy sold it in 2015.",
+    "Output doubled by 2020.",
+    "",  # nothing to judge: no call
+    "The operator is Northwind Energy. Output doubled by 2020. It is in Norway.",
+]
+
+
+def items(answers: list[str] = ANSWERS) -> list[JudgeItem]:
+    return [JudgeItem(f"energy-{i:04d}", Q, GOLD, list(EVIDENCE), a) for i, a in enumerate(answers)]
+
+
+@pytest.fixture
+def fake():
+    with FakeOpenAI() as f:
+        yield f
+
+
+def judge_for(fake: FakeOpenAI, cache: Path, mode: str = "batch", **kw):
+    judge = make_judge(
+        "openai",
+        cache_dir=cache,
+        model="fake-judge",
+        base_url=fake.base_url,
+        api_key="test-key",
+        backoff_base=0.001,
+        backoff_max=0.01,
+        timeout=5.0,
+        mode=mode,
+        poll_seconds=0.01,
+    )
+    for key, value in kw.items():
+        setattr(judge, key, value)
+    return judge
+
+
+def live_verdicts(tmp_path: Path, its: list[JudgeItem]) -> dict:
+    with FakeOpenAI() as other:  # its own server: the batch test's counters stay clean
+        return judge_for(other, tmp_path / "live-cache", mode="live").judge_many(its)
+
+
+def test_a_board_judged_in_batch_mode_gets_the_live_verdicts_and_scores(fake, tmp_path):
+    for sub in SUBMISSIONS[:2]:  # two systems: the second shares the first one's cached gold facts
+        data = sub.read_bytes()
+        with FakeOpenAI() as live_server:
+            live_judge = judge_for(live_server, tmp_path / "live", mode="live")
+            live = score_bytes(data, sub.name, None, live_judge).summary
+            live_calls = live_server.calls
+        judge = judge_for(fake, tmp_path / "batch")
+        batches_before = list(fake.batches)
+        assert isinstance(judge, BatchJudge) and judge.name == live_judge.name == "openai:fake-judge"
+        batch = score_bytes(data, sub.name, None, judge).summary
+        assert fake.calls == 0  # not one live chat call in batch mode
+        assert batch["judge"] == live["judge"]
+        for key in ("overall", "ci", "breakdowns", "n", "missing"):
+            assert batch[key] == live[key], key
+        led_live, led_batch = live["judge_ledger"], batch["judge_ledger"]
+        for key in ("items", "judged", "failures", "calls", "prompt_tokens", "completion_tokens", "gold_calls"):
+            assert led_batch[key] == led_live[key], key  # same requests, so the same bill
+        assert led_batch["batch_lines"] == led_live["calls"] + led_live["gold_calls"] == live_calls
+        assert led_batch["mode"] == "batch" and led_batch["batch_ids"] == list(fake.batches)[len(batches_before) :]
+        # one batch per round: gold facts, call 1, call 2; the second system's questions have cached gold facts
+        assert len(led_batch["batch_ids"]) == (3 if sub == SUBMISSIONS[0] else 2)
+        assert led_batch["gold_calls"] == (96 if sub == SUBMISSIONS[0] else 0)
+    # verdict by verdict, the cache files are the same whichever path wrote them
+    live_files = sorted(p.relative_to(tmp_path / "live") for p in (tmp_path / "live").rglob("*.json"))
+    batch_files = sorted(p.relative_to(tmp_path / "batch") for p in (tmp_path / "batch").rglob("*.json"))
+    assert live_files == batch_files and len(batch_files) > 100
+    for rel in batch_files:
+        a, b = json.loads((tmp_path / "live" / rel).read_text()), json.loads((tmp_path / "batch" / rel).read_text())
+        if "/gold/" not in rel.as_posix():
+            assert a == b, rel
+        else:
+            assert a["facts"] == b["facts"], rel
+    # a second run: every verdict cached, no batch, no line, no call
+    lines_before, batches_before = len(fake.batch_bodies), len(fake.batches)
+    again = score_bytes(SUBMISSIONS[0].read_bytes(), SUBMISSIONS[0].name, None, judge_for(fake, tmp_path / "batch")).summary
+    assert len(fake.batches) == batches_before and len(fake.batch_bodies) == lines_before and fake.calls == 0
+    assert again["judge_ledger"]["batch_lines"] == 0 and again["judge_ledger"]["cache_hits"] == again["judge_ledger"]["items"]
+    assert not list((tmp_path / "batch").rglob("batches/*.json"))  # no run state left behind
+
+
+def test_lines_carry_custom_ids_and_the_live_request_bodies(fake, tmp_path):
+    its = items()
+    judge_for(fake, tmp_path / "batch").judge_many(its)
+    with FakeOpenAI() as live_server:
+        judge_for(live_server, tmp_path / "live", mode="live").judge_many(its)
+        live_bodies = live_server.requests
+    inputs = [json.loads(line) for f in fake.files.values() if f["meta"]["purpose"] == "batch" for line in f["data"].splitlines()]
+    ids = [line["custom_id"] for line in inputs]
+    assert len(ids) == len(set(ids)) == len(live_bodies) == 4 + 3 + 3  # gold per question, 2 calls per non-empty answer
+    assert sorted(i for i in ids if i.startswith("gold:")) == sorted(
+        custom_id("gold", it.qid, it.gold_answer_sha256) for it in its
+    )
+    assert sorted(i for i in ids if i.startswith("check:")) == sorted(
+        custom_id("check", it.qid, it.response_sha256) for it in its if it.response
+    )
+    assert custom_id("check", "energy-0001", "ab" * 32) == "check:energy-0001:" + "ab" * 8
+    assert len(custom_id("gold", "q/" * 100, "ab" * 32)) < 64  # bounded whatever the question ids are
+    assert all(line["method"] == "POST" and line["url"] == "/v1/chat/completions" for line in inputs)
+    # the same request bodies as live calls, in any order
+    canon = sorted(json.dumps(b, sort_keys=True) for b in live_bodies)
+    assert sorted(json.dumps(line["body"], sort_keys=True) for line in inputs) == canon
+    for created in fake.batches.values():
+        assert created["endpoint"] == "/v1/chat/completions" and created["completion_window"] == "24h"
+        assert created["metadata"]["judge"] == "openai:fake-judge"
+
+
+def test_failed_and_malformed_lines_are_retried_in_a_follow_up_batch(fake, tmp_path):
+    its = items(ANSWERS[:1])
+    # gold ok; call 1: an error line, then a malformed reply, then valid; call 2 ok
+    fake.line_plan.extend(["ok", "500", "malformed", "ok", "ok"])
+    judge = judge_for(fake, tmp_path / "batch")
+    v = judge.judge_many(its)["energy-0000"]
+    live = live_verdicts(tmp_path, its)["energy-0000"]
+    judged = ("gold_facts", "gold_fact_supported", "response_facts", "response_fact_supported", "failure")
+    assert [getattr(v, k) for k in judged] == [getattr(live, k) for k in judged]
+    assert v.failure is None and v.calls == 3  # the malformed reply is billed, the error line is not
+    assert len(fake.batches) == 5  # gold, check, check again (error), check again (malformed), support
+    led = judge.last_ledger
+    assert (led.batch_line_failures, led.retries, led.malformed, led.failures) == (2, 1, 1, 0)
+    # the resend after a malformed reply carries the live judge's retry note
+    retry = fake.batch_bodies[3]["messages"]
+    assert retry[:2] == fake.batch_bodies[1]["messages"] and len(retry) == 3
+    assert retry[2]["content"].startswith("Your previous reply was rejected (not JSON")
+
+
+def test_lines_failing_every_time_are_recorded_as_failures_not_cached(fake, tmp_path):
+    its = items(ANSWERS[:2])
+    # gold (one line per item) ok; then every call-1 line of energy-0000 fails, energy-0001's succeed
+    judge = judge_for(fake, tmp_path / "batch")
+    fake.line_plan.extend(["ok", "ok", "500", "ok", "500", "500"])  # round 1 of check: 0000 fails, 0001 ok; then 0000 x2
+    fake.line_plan.extend(["ok"])  # support of 0001
+    out = judge.judge_many(its)
+    assert out["energy-0000"].failure.startswith("response check: batch line failed 3 times: HTTP 500")
+    assert out["energy-0001"].failure is None
+    assert judge.last_ledger.failures == 1 and fake.calls == 0
+    # the failure is not cached: a later run judges it again (and only it)
+    judge.judge_many(its)
+    assert judge.last_ledger.cache_hits == 1 and judge.last_ledger.failures == 0
+
+    fake.line_plan.extend(["malformed"] * 3)  # a new question: its gold-fact line never parses
+    v = judge.judge_many([JudgeItem("energy-0099", Q, GOLD, EVIDENCE, "Output doubled by 2020.")])["energy-0099"]
+    assert v.failure is not None and v.failure.startswith("gold facts: malformed reply after 3 attempts: not JSON")
+    assert judge.last_ledger.malformed == 3 and judge.last_ledger.failures == 1
+
+
+def test_an_expired_batch_keeps_what_it_answered_and_resubmits_the_rest(fake, tmp_path):
+    its = items()
+    fake.expire_plan.extend([1, None, 2])  # gold batch: 1 of 4 answered; its resend completes; check batch: 2 of 3
+    judge = judge_for(fake, tmp_path / "batch")
+    out = judge.judge_many(its)
+    assert out == live_verdicts(tmp_path, its)
+    statuses = [b["status"] for b in fake.batches.values()]
+    sizes = [b["request_counts"]["total"] for b in fake.batches.values()]
+    assert statuses == ["expired", "completed", "expired", "completed", "completed"]
+    assert sizes == [4, 3, 3, 1, 3]  # only what was not answered goes out again
+    assert judge.last_ledger.batch_unreturned == 4 and judge.last_ledger.batch_lines == 4 + 3 + 3 + 1 + 3
+
+
+def test_batches_that_never_answer_are_bounded_then_failures(fake, tmp_path):
+    its = items(ANSWERS[:1])
+    fake.expire_plan.extend([0] * 10)
+    judge = judge_for(fake, tmp_path / "batch")
+    v = judge.judge_many(its)["energy-0000"]
+    assert v.failure == "gold facts: not answered by 4 batches (last one expired)"
+    assert len(fake.batches) == 4  # 1 + max_resubmits (3), then no more
+
+
+def test_a_cancelled_batch_keeps_what_it_answered_and_resubmits_the_rest(fake, tmp_path):
+    its = items()
+    fake.hold = True
+    fake.cancel_keeps = 2
+    judge = judge_for(fake, tmp_path / "batch")
+    result: dict = {}
+    worker = threading.Thread(target=lambda: result.update(judge.judge_many(its)))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not fake.batches and time.monotonic() < deadline:
+        time.sleep(0.01)
+    client = openai.OpenAI(base_url=fake.base_url, api_key="k", max_retries=0)
+    (first,) = fake.batches
+    assert client.batches.cancel(first).status == "cancelled"  # e.g. an operator in the provider's dashboard
+    fake.hold = False
+    worker.join(20)
+    assert result == live_verdicts(tmp_path, its)
+    assert [b["request_counts"]["total"] for b in fake.batches.values()][:2] == [4, 2]
+
+
+def test_a_restart_mid_batch_resumes_polling_the_same_batch(fake, tmp_path):
+    its = items()
+    fake.hold = {"batch_fake2"}  # the gold round completes, the first check batch runs on
+    first = judge_for(fake, tmp_path / "batch", max_wait_seconds=0.2)
+    with pytest.raises(BatchPending) as err:
+        first.judge_many(its)
+    assert err.value.batch_id == "batch_fake2" and "run again to resume" in str(err.value)
+    state_files = list((tmp_path / "batch").rglob("batches/*.json"))
+    assert len(state_files) == 1 and json.loads(state_files[0].read_text())["pending"]["batch_id"] == "batch_fake2"
+    assert len(fake.batches) == 2
+
+    fake.hold = False
+    polled_before = len(fake.batch_calls)
+    second = judge_for(fake, tmp_path / "batch")  # a new process: same cache folder, nothing in memory
+    out = second.judge_many(its)
+    assert out == live_verdicts(tmp_path, its)
+    after = fake.batch_calls[polled_before:]
+    assert after[0] == ("GET", "/v1/batches/batch_fake2")  # first thing: polls the batch it left running
+    assert len(fake.batches) == 3  # no gold or check batch created again: only the support round is new
+    led = second.last_ledger
+    assert led.batch_ids == ["batch_fake1", "batch_fake2", "batch_fake3"]
+    assert (led.gold_calls, led.calls) == (4, 6)  # the whole run's bill, across the restart
+    assert not list((tmp_path / "batch").rglob("batches/*.json"))
+
+
+def test_output_lines_not_asked_for_are_ignored_and_reading_is_bounded(fake, tmp_path, caplog):
+    its = items(ANSWERS[:2])
+    stranger = {"custom_id": "gold:someone-else:0000", "response": {"status_code": 200, "body": {}}, "error": None}
+    fake.extra_output = [json.dumps(stranger), "not json at all", "[1, 2]", "x" * 20_000]
+    judge = judge_for(fake, tmp_path / "batch", max_line_bytes=8_000)
+    with caplog.at_level(logging.WARNING, logger="leaderboard.judge.batch"):
+        out = judge.judge_many(its)
+    assert out == live_verdicts(tmp_path, its)
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    for what in ("a line not asked for ('gold:someone-else:0000')", "not JSON", "not a JSON object", "longer than 8000 bytes"):
+        assert what in logged
+
+
+def test_a_repeated_line_cannot_overwrite_the_first(fake, tmp_path):
+    (it,) = items(ANSWERS[:1])
+    gold_id = custom_id("gold", it.qid, it.gold_answer_sha256)
+    forged = {
+        "custom_id": gold_id,
+        "response": {"status_code": 200, "body": {"choices": [{"message": {"content": '{"facts": ["forged"]}'}}]}},
+        "error": None,
+    }
+    fake.extra_output = [json.dumps(forged)]  # after the real line: a repeat, ignored
+    v = judge_for(fake, tmp_path / "batch").judge_many([it])[it.qid]
+    assert "forged" not in v.gold_facts and v.gold_facts == live_verdicts(tmp_path, [it])[it.qid].gold_facts
+
+
+def test_bounded_lines_stop_at_the_cap_and_skip_long_lines():
+    skipped: list[str] = []
+    chunks = [b"a" * 10 + b"\n" + b"b" * 50, b"b" * 50 + b"\nc\n", b"d" * 5]
+    assert list(_bounded_lines(iter(chunks), 10_000, 60, skipped.append)) == [b"a" * 10, b"c", b"d" * 5]
+    assert skipped == ["a line longer than 60 bytes"]
+    skipped.clear()
+    assert list(_bounded_lines(iter([b"x\n" * 10, b"y\n" * 10]), 25, 60, skipped.append)) == [b"x"] * 10
+    assert skipped == ["the rest of a file past 25 bytes"]
+
+
+def test_a_refusing_service_is_a_batch_error_and_an_unreachable_one_leaves_the_batch_pending(fake, tmp_path):
+    fake.api_plan.extend(["401"])
+    with pytest.raises(BatchError, match="upload the batch file: HTTP 401"):
+        judge_for(fake, tmp_path / "batch").judge_many(items(ANSWERS[:1]))
+    assert fake.batches == {}
+    fake.api_plan.extend(["ok", "ok"] + ["503"] * 5)  # upload, create, then every poll fails
+    with pytest.raises(BatchPending, match="poll batch batch_fake1: HTTP 503 after 5 attempts"):
+        judge_for(fake, tmp_path / "batch").judge_many(items(ANSWERS[:1]))
+    out = judge_for(fake, tmp_path / "batch").judge_many(items(ANSWERS[:1]))  # the service is back: resumes
+    assert out["energy-0000"].failure is None and list(fake.batches)[0] == "batch_fake1"
+
+
+def test_mode_from_the_environment(fake, tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_MODE", "batch")
+    monkeypatch.setenv("JUDGE_BATCH_POLL_SECONDS", "0.5")
+    judge = make_judge("openai", cache_dir=tmp_path, model="m", base_url=fake.base_url, api_key="k")
+    assert isinstance(judge, BatchJudge) and judge.poll_seconds == 0.5 and "batch mode" in judge.description
+    monkeypatch.setenv("JUDGE_MODE", "live")
+    assert type(make_judge("openai", cache_dir=tmp_path, model="m", base_url=fake.base_url, api_key="k")) is LLMJudge
+    monkeypatch.setenv("JUDGE_MODE", "later")
+    with pytest.raises(JudgeConfigError, match="JUDGE_MODE must be live or batch"):
+        make_judge("openai", cache_dir=tmp_path, model="m", base_url=fake.base_url, api_key="k")
+
+
+def test_progress_reports_the_batch_and_its_lines(fake, tmp_path):
+    progress = JudgeProgress()
+    seen: list[tuple[str, int, int]] = []
+    original = progress.on_batch
+
+    def spy(batch_id: str, done: int, total: int) -> None:
+        seen.append((batch_id, done, total))
+        original(batch_id, done, total)
+
+    progress.on_batch = spy  # type: ignore[method-assign]
+    judge_for(fake, tmp_path / "batch").judge_many(items(), progress=progress)
+    assert ("batch_fake1", 4, 4) in seen and ("batch_fake2", 3, 3) in seen
+    assert (progress.done, progress.total) == (4, 4)
+    # the status line shows it; the batch id is the server's text, escaped and bounded
+    progress.on_batch("batch_<b>" + "9" * 200, 12, 40)
+    board = SimpleNamespace(
+        status=lambda: {"data_as_of": "now", "judge": "openai:m", "banner": "", "notice": ""},
+        judge_progress={"sys-1": progress},
+        entry=lambda _id: SimpleNamespace(name="My RAG"),
+    )
+    html = status_html(board)
+    assert "judging: batch batch_&lt;b&gt;999" in html and ", 12 of 40 lines" in html
+    assert '<progress value="12" max="40">' in html and "9" * 60 not in html
+
+
+def test_a_corrupt_run_state_starts_the_run_afresh(fake, tmp_path, caplog):
+    its = items(ANSWERS[:1])
+    fake.hold = True
+    with pytest.raises(BatchPending):
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.05).judge_many(its)
+    (state,) = (tmp_path / "batch").rglob("batches/*.json")
+    record = json.loads(state.read_text())
+    record["lines"] = {"gold:x:0": {"done": "yes"}}  # wrong shape: not trusted
+    state.write_text(json.dumps(record))
+    fake.hold = False
+    with caplog.at_level(logging.WARNING, logger="leaderboard.judge.batch"):
+        out = judge_for(fake, tmp_path / "batch").judge_many(its)
+    assert out == live_verdicts(tmp_path, its)
+    assert "is unreadable or not this run's; starting afresh" in caplog.text
+    # the state naming the held batch was not trusted: that batch was never polled again, a new run paid anew
+    assert fake.batches["batch_fake1"]["status"] == "in_progress" and len(fake.batches) == 1 + 3
+
+
+def run_batch_like_vllm(folder: Path, model: FakeOpenAI) -> int:
+    """What `vllm run-batch -i <id>.input.jsonl -o <id>.output.jsonl` does, answered by the fake model."""
+    ran = 0
+    for src in sorted(folder.glob("*.input.jsonl")):
+        dst = src.with_name(src.name.replace(".input.", ".output."))
+        if dst.exists():
+            continue
+        out = []
+        for n, raw in enumerate(src.read_text().splitlines()):
+            req = json.loads(raw)
+            status, body, _ = model._reply(req["url"], req["body"], "ok")
+            response = {"status_code": status, "request_id": f"vllm-batch-{n}", "body": body}
+            out.append(json.dumps({"id": f"vllm-{n}", "custom_id": req["custom_id"], "response": response, "error": None}))
+        dst.with_suffix(".tmp").write_text("\n".join(out) + "\n")
+        dst.with_suffix(".tmp").rename(dst)
+        ran += 1
+    return ran
+
+
+def test_a_batch_folder_for_vllm_run_batch_gives_the_live_verdicts(fake, tmp_path, monkeypatch):
+    its = items()
+    folder = tmp_path / "batches"
+    monkeypatch.setenv("JUDGE_BATCH_DIR", str(folder))
+    rounds = 0
+    while True:  # the CLI's way: exit while a batch runs, run the batch, run again to resume
+        judge = judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0)
+        try:
+            out = judge.judge_many(its)
+            break
+        except BatchPending as pending:
+            assert (folder / f"{pending.batch_id}.input.jsonl").is_file()
+            rounds += run_batch_like_vllm(folder, fake)
+    assert rounds == 3 and out == live_verdicts(tmp_path, its)
+    assert fake.calls == 0 and fake.batches == {}  # the server was never asked: the folder was the transport
+    assert sorted(judge.last_ledger.batch_ids) == sorted(p.name.split(".")[0] for p in folder.glob("*.input.jsonl"))
+    # a state naming a batch that is not a plain name is refused, never followed outside the folder
+    other = [JudgeItem("energy-0100", Q, GOLD, EVIDENCE, "Output doubled by 2020.")]
+    with pytest.raises(BatchPending):
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0).judge_many(other)
+    (state,) = (tmp_path / "batch").rglob("batches/*.json")
+    record = json.loads(state.read_text())
+    record["pending"]["batch_id"] = "../../etc/passwd"
+    state.write_text(json.dumps(record))
+    with pytest.raises(BatchError, match="not a batch id"):
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0).judge_many(other)
+
+
+def judged_board(tmp_path: Path, fake: FakeOpenAI, monkeypatch, mode: str):
+    from leaderboard.service import Board
+    from leaderboard.settings import Settings
+    from leaderboard.store import StoreSettings
+
+    monkeypatch.setenv("JUDGE_MODE", mode)
+    monkeypatch.setenv("JUDGE_BATCH_POLL_SECONDS", "0.01")
+    settings = Settings(data_dir=tmp_path, judge="openai", judge_model="fake-judge", openai_base_url=fake.base_url)
+    return Board(settings, StoreSettings(data_dir=tmp_path)).start(background=False)
+
+
+def test_the_app_judges_a_board_in_batch_mode_and_shows_the_batch(fake, tmp_path, monkeypatch):
+    with FakeOpenAI() as live_server:
+        live_board = judged_board(tmp_path / "live", live_server, monkeypatch, "live")
+        live_board._judge_queue.put("")
+        live_board._judge_worker()
+    board = judged_board(tmp_path / "batch", fake, monkeypatch, "batch")
+    assert isinstance(board.judge, BatchJudge)
+    waiting = [e for e in board.entries("unidoc") if e.judging]
+    assert len(waiting) >= 2
+    fake.hold = True
+    board._judge_queue.put("")
+    worker = threading.Thread(target=board._judge_worker)
+    worker.start()
+    deadline = time.monotonic() + 20
+    while "judging: batch" not in status_html(board) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    line = status_html(board)
+    assert f"Answers of {waiting[0].name}: judging: batch batch_fake1, 0 of 96 lines" in line
+    fake.hold = False
+    worker.join(120)
+    assert not worker.is_alive() and fake.calls == 0 and "judging: batch" not in status_html(board)
+    live = {e.id: e.summary for e in live_board.entries("unidoc")}
+    for e in waiting:  # every system with answers: judged, with the live board's scores
+        assert not e.judging and e.summary["judge"] == live[e.id]["judge"] == "openai:fake-judge"
+        assert e.summary["overall"] == live[e.id]["overall"] and e.summary["ci"] == live[e.id]["ci"]
+        assert "completeness" in e.summary["overall"]
+
+
+def test_a_round_over_the_batch_limits_goes_out_in_several_batches(fake, tmp_path, monkeypatch):
+    import leaderboard.judge.batch as batch_module
+
+    its = items()
+    monkeypatch.setattr(batch_module, "MAX_LINES_PER_BATCH", 2)
+    judge = judge_for(fake, tmp_path / "batch")
+    assert judge.judge_many(its) == live_verdicts(tmp_path, its)
+    assert [b["request_counts"]["total"] for b in fake.batches.values()] == [2, 2, 2, 1, 2, 1]  # gold 4, check 3, support 3
+    monkeypatch.setattr(batch_module, "MAX_LINES_PER_BATCH", 50_000)
+    monkeypatch.setattr(batch_module, "MAX_BATCH_BYTES", 1)  # one line per file, never zero
+    fake.batches.clear()
+    judge.judge_many([JudgeItem("energy-0200", Q, GOLD, EVIDENCE, "Output doubled by 2020.")])
+    assert [b["request_counts"]["total"] for b in fake.batches.values()] == [1, 1, 1]
