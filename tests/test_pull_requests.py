@@ -267,3 +267,43 @@ def test_diff_reading():
     assert allowed_path("submissions/vdr/alice/x.json", "alice") is None
     assert allowed_path("submissions/vdr/alice/x.json.meta.json", "alice") is None
     assert allowed_path("submissions/vdr/alice/sub/x.json", "alice") is not None
+
+
+def test_submit_from_the_cli_opens_a_pull_request_the_board_scores(hub, tmp_path, monkeypatch, capsys):
+    from leaderboard import cli
+
+    monkeypatch.setenv("HF_TOKEN", ALICE)
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    file = tmp_path / "my-run.json"
+    file.write_bytes(run())
+    hub.reset_counts()
+    cli.main(["submit", str(file), "--repo", REPO, "--dry-run"])
+    plan = json.loads(capsys.readouterr().out)
+    (path, meta_path) = plan["files"]
+    assert path.startswith("submissions/vdr/alice/") and meta_path == path + ".meta.json"
+    assert plan["files"][meta_path]["user"] == "alice" and plan["files"][meta_path]["original_filename"] == "my-run.json"
+    assert hub.count("POST") == 0  # a dry run sends nothing
+
+    cli.main(["submit", str(file), "--repo", REPO, "--track", "vdr"])
+    out = capsys.readouterr().out
+    assert f"pull request opened: {hub.url}/datasets/{REPO}/discussions/1" in out
+    board = board_on(hub, tmp_path / "board", auto_merge=True)
+    (comment,) = board_comments(hub, 1)
+    assert "valid" in comment and hub.pull_request(REPO, 1).status == "merged"
+    board.refresh()
+    (entry,) = board.entries("vdr")
+    assert entry.user == "alice" and entry.metadata["original_filename"] == "my-run.json"
+
+
+def test_submit_refuses_an_invalid_file_before_any_request(hub, tmp_path, monkeypatch, capsys):
+    from leaderboard import cli
+
+    monkeypatch.setenv("HF_TOKEN", ALICE)
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    file = tmp_path / "bad.json"
+    file.write_bytes(b'{"track": "vdr", "system": {}, "predictions": []}')
+    hub.reset_counts()
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["submit", str(file), "--repo", REPO])
+    assert exit_.value.code == 1 and "system.name" in capsys.readouterr().err
+    assert hub.count() == 0
