@@ -235,6 +235,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--gold", help="gold for the local validation (as for validate)")
     p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help="size cap on the decompressed file")
     p.set_defaults(fn=cmd_submit)
+    from .convert import add_parser as add_convert
+
+    add_convert(sub)
     p = sub.add_parser("demo", help="regenerate the bundled demo data")
     p.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "assets" / "demo"))
     p.add_argument("--seed", type=int, default=0)
