@@ -63,6 +63,10 @@ class Board:
         self.judge_progress: dict[str, JudgeProgress] = {}
         self._judge_queue: queue.Queue[str] = queue.Queue()
         self._judge_thread: threading.Thread | None = None
+        # With a background start, pull requests are reviewed in their own thread (set: a pull asked for a review).
+        self._review_thread: threading.Thread | None = None
+        self._review_wanted = threading.Event()
+        self._stopping = False
         self._results_pulled = False  # RESULTS_REPO fetched once this process (retried with each new pull until then)
         self.refresher = Refresher(
             self.store, self.store_settings.refresh_seconds, on_snapshot=self._on_pull, after_pull=self._review_pull_requests
@@ -104,6 +108,9 @@ class Board:
             self.refresher.start(pull_first=self.store.remote)
             self._judge_thread = threading.Thread(target=self._judge_worker, name="judge", daemon=True)
             self._judge_thread.start()
+            if self.store.pull_requests is not None:
+                self._review_thread = threading.Thread(target=self._review_worker, name="pull-requests", daemon=True)
+                self._review_thread.start()
         return self
 
     def stop(self) -> None:
@@ -111,6 +118,10 @@ class Board:
         self._judge_queue.put("")  # wakes the worker, which then exits
         if self._judge_thread:
             self._judge_thread.join(5)
+        self._stopping = True
+        self._review_wanted.set()
+        if self._review_thread:
+            self._review_thread.join(5)
 
     # ---- applying a snapshot -------------------------------------------------------------
     def _on_pull(self, snap) -> None:
@@ -121,10 +132,31 @@ class Board:
 
     # ---- pull-request submissions (store/hub_prs.py finds them, pr_review.py judges them) ----------
     def _review_pull_requests(self, snap) -> None:
-        """After every pull: review pull requests with a new head, then show the valid open ones as pending review."""
-        reviewer = self.store.pull_requests
-        if reviewer is None:
+        """After every pull: review pull requests with a new head, then show the valid open ones as pending review.
+
+        In the app this only wakes the review thread: validating a pull request's files never holds up the
+        pull, nor the refresh a Submit-tab upload waits for.
+        """
+        if self.store.pull_requests is None:
             return
+        if self._review_thread is not None:
+            self._review_wanted.set()
+            return
+        self._review_now()
+
+    def _review_worker(self) -> None:
+        while True:
+            self._review_wanted.wait()
+            self._review_wanted.clear()
+            if self._stopping:
+                return
+            try:
+                self._review_now()
+            except Exception:  # a bug must not end the thread: the next pull asks again
+                log.exception("reviewing pull requests failed")
+
+    def _review_now(self) -> None:
+        reviewer = self.store.pull_requests
         from . import pr_review
 
         try:

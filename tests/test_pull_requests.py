@@ -307,3 +307,20 @@ def test_submit_refuses_an_invalid_file_before_any_request(hub, tmp_path, monkey
         cli.main(["submit", str(file), "--repo", REPO])
     assert exit_.value.code == 1 and "system.name" in capsys.readouterr().err
     assert hub.count() == 0
+
+
+def test_in_the_app_reviews_run_in_their_own_thread(hub, tmp_path):
+    import time
+
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": run()})
+    settings = StoreSettings(submissions_repo=REPO, hf_token=FAKE_TOKEN, hf_endpoint=hub.url, data_dir=tmp_path, hub_timeout=5)
+    board = Board(Settings(data_dir=tmp_path, judge="none"), settings).start(background=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not [e for e in board.entries("vdr") if e.pull_request == num] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [e.review for e in board.entries("vdr")] == [f"pending review (PR #{num})"]
+        assert len(board_comments(hub, num)) == 1
+    finally:
+        board.stop()
+    assert not board._review_thread.is_alive()
