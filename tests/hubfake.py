@@ -13,6 +13,15 @@ It implements exactly the calls the store makes through `huggingface_hub`
     POST /api/{type}s/{repo}/commit/{rev}         (NDJSON: header, file base64, deletedFile, deletedFolder)
     HEAD/GET /[{type}s/]{repo}/resolve/{rev}/{path}  (ETag, X-Repo-Commit, Content-Length)
 
+and pull requests as the Hub speaks them (a revision may be `refs/pr/<n>`, URL-encoded, or a PR commit's sha):
+
+    POST /api/{type}s/{repo}/commit/main?create_pr=1     (opens a pull request holding the commit)
+    POST /api/{type}s/{repo}/commit/refs%2Fpr%2F{n}      (adds a commit; a draft becomes open)
+    GET  /api/{type}s/{repo}/refs?include_prs=1
+    GET|POST /api/{type}s/{repo}/discussions             (list: ?type, ?status, ?author, page ?p of 50; create)
+    GET  /api/{type}s/{repo}/discussions/{n}[?diff=1]    (events, changes.base, filesWithConflicts, git diff)
+    POST /api/{type}s/{repo}/discussions/{n}/comment|status|merge
+
 Data lives in memory; every commit gets a new sha and is applied atomically
 under one lock (concurrent commits both land; a stale `parentCommit` gets 412
 as on the Hub). Tests can switch the server `down()` (listening socket closed:

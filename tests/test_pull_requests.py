@@ -324,3 +324,22 @@ def test_in_the_app_reviews_run_in_their_own_thread(hub, tmp_path):
     finally:
         board.stop()
     assert not board._review_thread.is_alive()
+
+
+def test_a_lost_state_does_not_mean_a_second_comment(hub, tmp_path):
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": run()})
+    board = board_on(hub, tmp_path)
+    board.store.pull_requests.state_file.unlink()
+    again = board_on(hub, tmp_path)  # reviews the pull request again: its comment for this head is found
+    assert again.store.pull_requests.reviews[num].outcome == VALID
+    assert len(board_comments(hub, num)) == 1
+
+
+def test_an_author_posting_the_marker_does_not_silence_the_review(hub, tmp_path):
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": run()})
+    head = hub.pull_request(REPO, num).commits[-1].sha
+    HfApi(endpoint=hub.url, token=ALICE).comment_discussion(
+        REPO, num, f"<!-- open-rag-leaderboard review {head} -->", repo_type="dataset"
+    )
+    board_on(hub, tmp_path)
+    assert len(board_comments(hub, num)) == 1

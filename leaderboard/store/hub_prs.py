@@ -186,6 +186,7 @@ class PullRequestReviewer:
         self.auto_merge = auto_merge
         self.close_after_days = close_after_days
         self._clock = clock
+        self._me: str | None = None
         self.reviews: dict[int, Review] = self._load()
 
     # ---- state -------------------------------------------------------------------------------
@@ -257,22 +258,22 @@ class PullRequestReviewer:
                     known = self.reviews.get(num)
                     if head is None:
                         continue
-                    if known is not None and known.head == head:
-                        if self._maybe_close(known):
-                            done["closed"] += 1
-                            changed = True
-                        continue
-                    if budget == 0:
-                        continue
-                    budget -= 1
-                    discussion = open_prs[num]
-                    pr = PullRequest(
-                        num, discussion.author, discussion.title, discussion.created_at.isoformat(), head, discussion.url
-                    )
                     try:
+                        if known is not None and known.head == head:
+                            if self._maybe_close(known):
+                                done["closed"] += 1
+                                changed = True
+                            continue
+                        if budget == 0:
+                            continue
+                        budget -= 1
+                        discussion = open_prs[num]
+                        pr = PullRequest(
+                            num, discussion.author, discussion.title, discussion.created_at.isoformat(), head, discussion.url
+                        )
                         self.reviews[num] = self._review_one(pr, judge, done)
                     except HfHubHTTPError as exc:  # this pull request only (deleted meanwhile, ...): retried next refresh
-                        log.warning("pull request #%d not reviewed: HTTP %s", num, http_status(exc))
+                        log.warning("pull request #%d not reviewed or closed: HTTP %s", num, http_status(exc))
                         continue
                     changed = True
                     done["reviewed"] += 1
@@ -285,7 +286,10 @@ class PullRequestReviewer:
         api = self.client.api
         details = api.get_discussion_details(self.repo_id, pr.num, repo_type=REPO_TYPE)
         marker = _MARKER.format(head=pr.head)
-        already = any(getattr(e, "content", None) and marker in e.content for e in details.events)
+        # Only the board's own comments count: an author posting the marker must not silence the review.
+        already = any(
+            e.type == "comment" and marker in getattr(e, "content", "") and e.author == self._account() for e in details.events
+        )
         path_problems, wanted = self._changes(details.diff, pr.author)
         files, file_problems = self._fetch(pr, wanted)
         verdict = judge(pr, files) if files else Verdict(False, [])
@@ -318,6 +322,12 @@ class PullRequestReviewer:
             except HfHubHTTPError as exc:  # a conflict, a moved main: a maintainer merges by hand
                 log.warning("pull request #%d not merged (HTTP %s)", pr.num, http_status(exc))
         return review
+
+    def _account(self) -> str:
+        """The board's own Hub account (whose comments these are), asked once per process."""
+        if self._me is None:
+            self._me = self.client.whoami()
+        return self._me
 
     def _changes(self, diff: str | None, author: str) -> tuple[list[str], list[str]]:
         """(problems, paths to fetch) of the pull request's changes."""
