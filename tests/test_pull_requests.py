@@ -343,3 +343,33 @@ def test_an_author_posting_the_marker_does_not_silence_the_review(hub, tmp_path)
     )
     board_on(hub, tmp_path)
     assert len(board_comments(hub, num)) == 1
+
+
+def test_the_fake_hub_serves_pull_requests_to_the_real_client(hub, tmp_path):
+    from huggingface_hub import hf_hub_download
+
+    hub.discussions_page_size = 2  # the listing pages: the client follows them
+    nums = [hub.open_pull_request(REPO, "alice", {f"submissions/vdr/alice/{i}.json": b"%d" % i}) for i in range(5)]
+    api = HfApi(endpoint=hub.url, token=FAKE_TOKEN)
+    listed = api.get_repo_discussions(REPO, repo_type="dataset", discussion_type="pull_request", discussion_status="open")
+    assert sorted(d.num for d in listed) == nums
+    tree = api.list_repo_tree(REPO, revision="refs/pr/3", repo_type="dataset", recursive=True)
+    assert "submissions/vdr/alice/2.json" in {f.path for f in tree}
+    local = hf_hub_download(
+        REPO,
+        "submissions/vdr/alice/2.json",
+        repo_type="dataset",
+        revision="refs/pr/3",
+        endpoint=hub.url,
+        token=FAKE_TOKEN,
+        cache_dir=tmp_path,
+    )
+    assert Path(local).read_bytes() == b"2"
+    refs = api.list_repo_refs(REPO, repo_type="dataset", include_pull_requests=True)
+    assert {r.ref for r in refs.pull_requests} == {f"refs/pr/{n}" for n in nums}
+    api.change_discussion_status(REPO, nums[0], "closed", repo_type="dataset")
+    assert api.get_discussion_details(REPO, nums[0], repo_type="dataset").status == "closed"
+    api.merge_pull_request(REPO, nums[1], repo_type="dataset")
+    assert hub.files(REPO)["submissions/vdr/alice/1.json"] == b"1"
+    with pytest.raises(Exception, match="not an open pull request"):
+        api.merge_pull_request(REPO, nums[0], repo_type="dataset")
