@@ -373,3 +373,12 @@ def test_the_fake_hub_serves_pull_requests_to_the_real_client(hub, tmp_path):
     assert hub.files(REPO)["submissions/vdr/alice/1.json"] == b"1"
     with pytest.raises(Exception, match="not an open pull request"):
         api.merge_pull_request(REPO, nums[0], repo_type="dataset")
+
+
+def test_a_merge_conflict_is_said_in_the_comment_and_left_to_a_maintainer(hub, tmp_path):
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": run()})
+    hub.commit(REPO, {"submissions/vdr/alice/run1.json": run(seed=90, name="other")})  # main moved: same path
+    board_on(hub, tmp_path, auto_merge=True)
+    (comment,) = board_comments(hub, num)
+    assert "could not be merged automatically" in comment and "Merged automatically" not in comment
+    assert hub.pull_request(REPO, num).status == "open"

@@ -308,19 +308,20 @@ class PullRequestReviewer:
             self._clock().isoformat(),
             [asdict(f) for f in files] if outcome == VALID else [],
         )
-        if not already:
-            api.comment_discussion(
-                self.repo_id, pr.num, self._comment(review, problems, verdict.lines, marker), repo_type=REPO_TYPE
-            )
-            done["commented"] += 1
-        review.commented = True
-        if outcome == VALID and self.auto_merge:
+        merge_failed = False
+        if outcome == VALID and self.auto_merge:  # merged first, so the comment says what happened
             try:
                 api.merge_pull_request(self.repo_id, pr.num, repo_type=REPO_TYPE)
                 review.merged = True
                 done["merged"] += 1
             except HfHubHTTPError as exc:  # a conflict, a moved main: a maintainer merges by hand
                 log.warning("pull request #%d not merged (HTTP %s)", pr.num, http_status(exc))
+                merge_failed = True
+        if not already:
+            body = self._comment(review, problems, verdict.lines, marker, merge_failed)
+            api.comment_discussion(self.repo_id, pr.num, body, repo_type=REPO_TYPE)
+            done["commented"] += 1
+        review.commented = True
         return review
 
     def _account(self) -> str:
@@ -404,17 +405,17 @@ class PullRequestReviewer:
         review.closed = True
         return True
 
-    def _comment(self, review: Review, problems: list[str], lines: list[str], marker: str) -> str:
+    def _comment(self, review: Review, problems: list[str], lines: list[str], marker: str, merge_failed: bool = False) -> str:
         head = review.head[:7]
         out = [marker]
         if review.outcome == VALID:
             out.append(f"**Leaderboard review of {head}: valid.**")
             out += ["", *lines, ""]
-            out.append(
-                "Merged automatically."
-                if self.auto_merge
-                else "Listed on the board as *pending review* until a maintainer merges it."
-            )
+            if review.merged:
+                out.append("Merged automatically.")
+            else:
+                why = "It could not be merged automatically (a conflict?). " if merge_failed else ""
+                out.append(f"{why}Listed on the board as *pending review* until a maintainer merges it.")
             return "\n".join(out)
         everything = problems + lines
         if review.outcome == REFUSED:
