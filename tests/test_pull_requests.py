@@ -382,3 +382,24 @@ def test_a_merge_conflict_is_said_in_the_comment_and_left_to_a_maintainer(hub, t
     (comment,) = board_comments(hub, num)
     assert "could not be merged automatically" in comment and "Merged automatically" not in comment
     assert hub.pull_request(REPO, num).status == "open"
+
+
+def test_a_refused_comment_is_retried_alone_without_fetching_again(hub, tmp_path, monkeypatch):
+    from hubfake import HubError
+
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": run()})
+
+    def refuse(*args, **kwargs):
+        raise HubError(403, "You cannot comment here")
+
+    posting = hub.comment
+    monkeypatch.setattr(hub, "comment", refuse)
+    board = board_on(hub, tmp_path)
+    assert board_comments(hub, num) == [] and board.store.pull_requests.reviews[num].outcome == VALID
+    hub.reset_counts()
+    board.refresh()
+    assert hub.downloads() == [] and hub.count("POST", "/comment") == 1  # only the comment is tried again
+    hub.comment = posting  # the Hub takes comments again
+    board.refresh()
+    board.refresh()
+    assert len(board_comments(hub, num)) == 1

@@ -107,6 +107,7 @@ class Review:
     reviewed_at: str
     files: list[dict] = field(default_factory=list)  # PullRequestFile fields, for "pending review" entries
     commented: bool = False
+    comment_body: str = ""  # kept only while the Hub refused the comment: posted at a later refresh
     merged: bool = False
     closed: bool = False
 
@@ -260,6 +261,9 @@ class PullRequestReviewer:
                         continue
                     try:
                         if known is not None and known.head == head:
+                            if not known.commented and known.comment_body:
+                                self._post_comment(known, done)
+                                changed = True
                             if self._maybe_close(known):
                                 done["closed"] += 1
                                 changed = True
@@ -317,12 +321,19 @@ class PullRequestReviewer:
             except HfHubHTTPError as exc:  # a conflict, a moved main: a maintainer merges by hand
                 log.warning("pull request #%d not merged (HTTP %s)", pr.num, http_status(exc))
                 merge_failed = True
+        review.commented = already
         if not already:
-            body = self._comment(review, problems, verdict.lines, marker, merge_failed)
-            api.comment_discussion(self.repo_id, pr.num, body, repo_type=REPO_TYPE)
-            done["commented"] += 1
-        review.commented = True
+            review.comment_body = self._comment(review, problems, verdict.lines, marker, merge_failed)
+            try:
+                self._post_comment(review, done)
+            except HfHubHTTPError as exc:  # kept: the files are not fetched again, the comment is retried alone
+                log.warning("comment on pull request #%d not posted (HTTP %s); retried next refresh", pr.num, http_status(exc))
         return review
+
+    def _post_comment(self, review: Review, done: dict[str, int]) -> None:
+        self.client.api.comment_discussion(self.repo_id, review.num, review.comment_body, repo_type=REPO_TYPE)
+        review.commented, review.comment_body = True, ""
+        done["commented"] += 1
 
     def _account(self) -> str:
         """The board's own Hub account (whose comments these are), asked once per process."""
