@@ -1040,7 +1040,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._discussion_json(repo, pr)
                 for pr in sorted(repo.discussions.values(), key=lambda d: -d.num)
                 if (kind == "all" or (kind == "pull_request") == pr.is_pull_request)
-                and (status == "all" or (pr.status in ("open", "draft") if status == "open" else pr.status in ("closed", "merged")))
+                and (
+                    status == "all" or (pr.status in ("open", "draft") if status == "open" else pr.status in ("closed", "merged"))
+                )
                 and (author is None or pr.author == author)
             ]
         start = page * size

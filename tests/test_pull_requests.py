@@ -403,3 +403,14 @@ def test_a_refused_comment_is_retried_alone_without_fetching_again(hub, tmp_path
     board.refresh()
     board.refresh()
     assert len(board_comments(hub, num)) == 1
+
+
+def test_a_diff_over_the_cap_is_refused_unread(hub, tmp_path, monkeypatch):
+    from leaderboard.store import hub_prs
+
+    monkeypatch.setattr(hub_prs, "MAX_DETAILS_BYTES", 2000)
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": b'{"x": "' + b"y" * 5000 + b'"}\n'})
+    board_on(hub, tmp_path, auto_merge=True)
+    (comment,) = board_comments(hub, num)
+    assert "too large to review" in comment and hub.downloads() == []
+    assert hub.pull_request(REPO, num).status == "open"

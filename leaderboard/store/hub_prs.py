@@ -35,8 +35,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from huggingface_hub.community import deserialize_event
 from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.hf_api import RepoFile
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
 from .hub_client import REPO_TYPE, HubClient, http_status
 from .model import MAX_METADATA_BYTES, decode_metadata
@@ -50,6 +52,8 @@ MAX_FILES_PER_PULL_REQUEST = 5
 # New pull-request heads reviewed per refresh; the others wait for the next refresh (a flood of
 # pull requests costs a bounded amount of work per cycle).
 REVIEWS_PER_REFRESH = 10
+# Bytes of one pull request's details (events and diff) read: the diff is the author's to make large.
+MAX_DETAILS_BYTES = 8 * 1024 * 1024
 # Problems listed in one comment (a pull request adding thousands of files gets a short comment).
 MAX_PROBLEMS_SHOWN = 50
 _MARKER = "<!-- open-rag-leaderboard review {head} -->"
@@ -288,13 +292,14 @@ class PullRequestReviewer:
 
     def _review_one(self, pr: PullRequest, judge: Judge, done: dict[str, int]) -> Review:
         api = self.client.api
-        details = api.get_discussion_details(self.repo_id, pr.num, repo_type=REPO_TYPE)
+        events, diff = self._details(pr.num)
         marker = _MARKER.format(head=pr.head)
         # Only the board's own comments count: an author posting the marker must not silence the review.
-        already = any(
-            e.type == "comment" and marker in getattr(e, "content", "") and e.author == self._account() for e in details.events
-        )
-        path_problems, wanted = self._changes(details.diff, pr.author)
+        already = any(e.type == "comment" and marker in getattr(e, "content", "") and e.author == self._account() for e in events)
+        if diff is None:
+            path_problems, wanted = [f"the changes are over {MAX_DETAILS_BYTES:,} bytes of diff: too large to review"], []
+        else:
+            path_problems, wanted = self._changes(diff, pr.author)
         files, file_problems = self._fetch(pr, wanted)
         verdict = judge(pr, files) if files else Verdict(False, [])
         if not files and not path_problems and not file_problems:
@@ -334,6 +339,24 @@ class PullRequestReviewer:
         self.client.api.comment_discussion(self.repo_id, review.num, review.comment_body, repo_type=REPO_TYPE)
         review.commented, review.comment_body = True, ""
         done["commented"] += 1
+
+    def _details(self, num: int) -> tuple[list, str | None]:
+        """(events, diff) of a pull request, as `get_discussion_details` reads them, but at most MAX_DETAILS_BYTES
+        read: past that, the events that fit are unknown too ([]) and the diff is None."""
+        api = self.client.api
+        url = f"{api.endpoint}/api/{REPO_TYPE}s/{self.repo_id}/discussions/{num}"
+        headers = build_hf_headers(token=self.client.token or False, library_name="open-rag-leaderboard")
+        with get_session().stream("GET", url, params={"diff": "1"}, headers=headers, timeout=self.client.timeout) as resp:
+            if resp.status_code >= 400:
+                resp.read()
+                hf_raise_for_status(resp)
+            body = bytearray()
+            for chunk in resp.iter_bytes():
+                body += chunk
+                if len(body) > MAX_DETAILS_BYTES:
+                    return [], None
+        details = json.loads(body)
+        return [deserialize_event(e) for e in details.get("events", [])], details.get("diff") or ""
 
     def _account(self) -> str:
         """The board's own Hub account (whose comments these are), asked once per process."""
