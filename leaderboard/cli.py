@@ -1,4 +1,4 @@
-"""python -m leaderboard: validate, score, demo.
+"""python -m leaderboard: validate, score, submit, convert, demo.
 
 Bad input is reported as one line per problem and exit 1; a Python traceback
 is never the answer to a broken submission. Exit 2: the gold or the judge is
@@ -132,6 +132,83 @@ def cmd_score(args) -> None:
             print(f"  {c.label:<24} {value:.{c.digits}%}" if c.percent else f"  {c.label:<24} {value:.{c.digits}f}")
 
 
+def cmd_submit(args) -> None:
+    """Validate locally, then open a pull request on the submissions repo with the user's own token."""
+    import os
+    from datetime import UTC, datetime
+
+    from .environment import read
+    from .store.model import encode_metadata, stored_metadata
+    from .store.naming import extension_of, meta_path, sha256_hex, submission_path
+
+    repo = args.repo or read(os.environ, "SUBMISSIONS_REPO")
+    if not repo:
+        _fail(["submit: no submissions repo: pass --repo ORG/NAME or set SUBMISSIONS_REPO"])
+    data, checked = _check(args)
+    for w in checked.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if not checked.ok:
+        _fail(checked.errors)
+    if args.track and checked.track_name != args.track:
+        _fail([f"track: the file declares track {checked.track_name!r}, not {args.track!r}"])
+    name = Path(args.submission).name
+    ext = extension_of(name)
+    if ext is None:
+        _fail([f"file: {name}: expected a .json, .jsonl, .json.gz or .jsonl.gz file"])
+    from huggingface_hub import CommitOperationAdd, HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    token = read(os.environ, "HF_TOKEN")  # else the token `hf auth login` saved
+    api = HfApi(endpoint=read(os.environ, "HF_ENDPOINT"), token=token, library_name="open-rag-leaderboard")
+    try:
+        user = api.whoami()["name"] if (token or not args.dry_run) else None
+    except (HfHubHTTPError, OSError) as exc:
+        _fail([f"submit: the Hub did not accept your token ({_hub_reason(exc)}); run `hf auth login` or set HF_TOKEN"])
+    now = datetime.now(UTC)
+    digest = sha256_hex(data)
+    path = submission_path(checked.track_name, user or "USER", now, digest, ext)
+    # The sidecar the board reads beside the file (store/model.py): the board checks it against the pull request.
+    meta = stored_metadata(
+        {"system": checked.system, "original_filename": name},
+        track=checked.track_name,
+        user=user or "USER",
+        sha256=digest,
+        size=len(data),
+        submitted_at=now,
+    )
+    message = f"Add {checked.track_name} submission: {str(checked.system.get('name', ''))[:80]}"
+    if args.dry_run:
+        plan = {"repo": repo, "pull_request_title": message, "files": {path: len(data), meta_path(path): meta}}
+        if user is None:
+            plan["note"] = "no token: USER stands for your Hugging Face user name"
+        print(json.dumps(plan, indent=2, ensure_ascii=False, default=str))
+        return
+    try:
+        info = api.create_commit(
+            repo,
+            [
+                CommitOperationAdd(path_in_repo=path, path_or_fileobj=data),
+                CommitOperationAdd(path_in_repo=meta_path(path), path_or_fileobj=encode_metadata(meta)),
+            ],
+            commit_message=message,
+            repo_type="dataset",
+            create_pr=True,
+        )
+    except (HfHubHTTPError, OSError) as exc:
+        _fail([f"submit: the pull request could not be opened on {repo}: {_hub_reason(exc)}"])
+    print(f"valid: track {checked.track_name}, {checked.records} predictions")
+    print(f"pull request opened: {info.pr_url}")
+    print("the board reviews it at its next refresh and comments there with the scores (or every problem)")
+
+
+def _hub_reason(exc: Exception) -> str:
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if isinstance(exc, HfHubHTTPError) and exc.response is not None:
+        return f"HTTP {exc.response.status_code}" + (f": {exc.server_message[:200]}" if exc.server_message else "")
+    return type(exc).__name__
+
+
 def cmd_demo(args) -> None:
     from .demo import write_demo
 
@@ -180,6 +257,17 @@ def main(argv: list[str] | None = None) -> None:
                 action="store_true",
                 help="with --judge: print how many judge calls and tokens scoring would cost, spend nothing",
             )
+    p = sub.add_parser("submit", help="validate a submission, then open a pull request on the submissions repo")
+    p.add_argument("submission")
+    p.add_argument("--repo", help="the board's submissions dataset repo (default: $SUBMISSIONS_REPO)")
+    p.add_argument("--track", help="refuse the file unless it declares this track")
+    p.add_argument("--dry-run", action="store_true", help="validate and print what would be sent; send nothing")
+    p.add_argument("--gold", help="gold for the local validation (as for validate)")
+    p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help="size cap on the decompressed file")
+    p.set_defaults(fn=cmd_submit)
+    from .convert import add_parser as add_convert
+
+    add_convert(sub)
     p = sub.add_parser("demo", help="regenerate the bundled demo data")
     p.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "assets" / "demo"))
     p.add_argument("--seed", type=int, default=0)

@@ -73,6 +73,12 @@ def as_names(name: str, raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
+def as_switch(name: str, raw: str) -> bool:
+    if raw not in ("0", "1"):
+        raise ValueError(f"{name} must be 0 or 1, got {raw!r}")
+    return raw == "1"
+
+
 def as_judge(name: str, raw: str) -> str:
     if raw not in JUDGES:
         raise ValueError(f"{name} must be none, lexical or openai, got {raw!r}")
@@ -155,6 +161,27 @@ VARIABLES: tuple[Variable, ...] = (
         "last pull from disk, or says it is loading",
         default=30.0,
         parse=as_positive_float,
+    ),
+    # ---- pull-request submissions (see leaderboard/store/hub_prs.py)
+    Variable(
+        "AUTO_MERGE",
+        "`1`: the board merges a pull request to `SUBMISSIONS_REPO` once every file in it is valid and scored; "
+        "`0`: a maintainer merges (valid ones are listed as pending review meanwhile)",
+        default=False,
+        shown="`0`",
+        parse=as_switch,
+    ),
+    Variable(
+        "PR_CLOSE_AFTER_DAYS",
+        "days after which the board closes a pull request whose latest commit is still invalid",
+        default=14.0,
+        parse=as_positive_float,
+    ),
+    Variable(
+        "BOARD_URL",
+        "the board's public address, for the permalinks in pull-request comments",
+        shown="`https://<owner>-<name>.hf.space` from `SPACE_ID`, else none (comments then carry the system id only)",
+        parse=as_url,
     ),
     # ---- scoring and judging (the gold variables, one per track, come from `declared()`)
     Variable(

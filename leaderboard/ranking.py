@@ -30,6 +30,12 @@ class Entry:
     metadata: dict = field(default_factory=dict)
     sha256: str = ""  # of the stored bytes
     duplicate_of: str | None = None  # id of the earliest submission with the same parsed predictions
+    pull_request: int | None = None  # number of the open pull request it comes from: pending review, not ranked
+
+    @property
+    def review(self) -> str:
+        """ "pending review (PR #n)" for a pull request's file not merged yet, else ""."""
+        return f"pending review (PR #{self.pull_request})" if self.pull_request is not None else ""
 
     @property
     def system(self) -> dict:
@@ -125,6 +131,7 @@ def table(
             "judge": s.get("judge", ""),
             "judging": e.judging,
             "errors": len(s.get("errors", [])),
+            "review": e.review,
         }
         for f in track.system_fields:
             value = e.system.get(f.key)
@@ -148,7 +155,7 @@ def table(
         df[key] = values
     key = rank_by or track.rank_by
     higher = next((m.higher_is_better for m in track.metrics if m.key == key), True)  # derived columns: higher
-    scored = (df["status"] == "scored") & df[key].notna()
+    scored = (df["status"] == "scored") & df[key].notna() & (df["review"] == "")  # pending review: shown, not ranked
     df["rank"] = pd.NA
     df["rank_ub"] = pd.NA
     if scored.any():

@@ -69,13 +69,20 @@ class Board:
         self._lock = threading.RLock()
         self._heal_lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
+        self._pending: dict[str, Entry] = {}  # files of open pull requests, valid and scored: "pending review"
         self._records: OrderedDict[tuple[str, str], dict] = OrderedDict()  # parsed files, most recent last
         self.version = 0  # bumped on every change, so the UI can tell when to re-render
         self.judge_progress: dict[str, JudgeProgress] = {}
         self._judge_queue: queue.Queue[str] = queue.Queue()
         self._judge_thread: threading.Thread | None = None
+        # With a background start, pull requests are reviewed in their own thread (set: a pull asked for a review).
+        self._review_thread: threading.Thread | None = None
+        self._review_wanted = threading.Event()
+        self._stopping = False
         self._results_pulled = False  # RESULTS_REPO fetched once this process (retried with each new pull until then)
-        self.refresher = Refresher(self.store, self.store_settings.refresh_seconds, on_snapshot=self._on_pull)
+        self.refresher = Refresher(
+            self.store, self.store_settings.refresh_seconds, on_snapshot=self._on_pull, after_pull=self._review_pull_requests
+        )
         self.invalid_ledger = InvalidLedger(
             self.store_settings.invalid_ledger_path, self.store_settings.invalid_submissions_per_day
         )
@@ -105,12 +112,17 @@ class Board:
         cached = self.store.cached_snapshot()
         if cached is not None and self.refresher.seed(cached, notify=False):
             self._apply(cached, push=False)  # no network here: results come from the local cache
+        if self.store.pull_requests is not None:  # pending pull requests as last reviewed, also without network
+            self._apply_pending(self.store.pull_requests.pending())
         if not background or not self.store.remote:  # a local folder has no network to wait for
             self.refresher.refresh_now()
         if background:
             self.refresher.start(pull_first=self.store.remote)
             self._judge_thread = threading.Thread(target=self._judge_worker, name="judge", daemon=True)
             self._judge_thread.start()
+            if self.store.pull_requests is not None:
+                self._review_thread = threading.Thread(target=self._review_worker, name="pull-requests", daemon=True)
+                self._review_thread.start()
         return self
 
     def stop(self) -> None:
@@ -118,6 +130,10 @@ class Board:
         self._judge_queue.put("")  # wakes the worker, which then exits
         if self._judge_thread:
             self._judge_thread.join(5)
+        self._stopping = True
+        self._review_wanted.set()
+        if self._review_thread:
+            self._review_thread.join(5)
 
     # ---- applying a snapshot -------------------------------------------------------------
     def _on_pull(self, snap) -> None:
@@ -125,6 +141,70 @@ class Board:
         if not self._results_pulled:
             self._pull_results()
         self._apply(snap)
+
+    # ---- pull-request submissions (store/hub_prs.py finds them, pr_review.py judges them) ----------
+    def _review_pull_requests(self, snap) -> None:
+        """After every pull: review pull requests with a new head, then show the valid open ones as pending review.
+
+        In the app this only wakes the review thread: validating a pull request's files never holds up the
+        pull, nor the refresh a Submit-tab upload waits for.
+        """
+        if self.store.pull_requests is None:
+            return
+        if self._review_thread is not None:
+            self._review_wanted.set()
+            return
+        self._review_now()
+
+    def _review_worker(self) -> None:
+        while True:
+            self._review_wanted.wait()
+            self._review_wanted.clear()
+            if self._stopping:
+                return
+            try:
+                self._review_now()
+            except Exception:  # a bug must not end the thread: the next pull asks again
+                log.exception("reviewing pull requests failed")
+
+    def _review_now(self) -> None:
+        reviewer = self.store.pull_requests
+        from . import pr_review
+
+        try:
+            reviewer.review(lambda pr, files: pr_review.judge_files(self, pr, files), self.rescorer.max_bytes)
+        except StoreError as exc:  # the main board stands; pull requests wait for the next refresh
+            log.warning("pull requests not reviewed: %s", exc)
+        self._apply_pending(reviewer.pending())
+
+    def _apply_pending(self, pending) -> None:
+        fresh: dict[str, Entry] = {}
+        for pr, files in pending:
+            for f in files:
+                key = f"{pr.num}:{f.path}"
+                old = self._pending.get(key)
+                if old is not None and old.sha256 == f.sha256:
+                    fresh[key] = old
+                    continue
+                entry = Entry(
+                    id=f.sha256[:12],
+                    path=f.path,
+                    summary={},
+                    user=pr.author,
+                    submitted_at=pr.created_at,
+                    metadata=f.metadata,
+                    sha256=f.sha256,
+                    pull_request=pr.num,
+                )
+                scored = self.rescorer.cached(f.sha256) or self.rescorer.score_file(Path(f.local_path))
+                entry.summary, entry.key = scored.summary, scored.key
+                entry.status = scored.summary.get("status", "invalid")
+                fresh[key] = entry
+        with self._lock:
+            changed = fresh.keys() != self._pending.keys() or any(fresh[k] is not self._pending[k] for k in fresh)
+            self._pending = fresh
+        if changed:
+            self._bump()
 
     def _pull_results(self) -> None:
         try:
@@ -237,6 +317,8 @@ class Board:
     def entries(self, track: str | None = None) -> list[Entry]:
         with self._lock:
             items = list(self._entries.values())
+            merged = {e.sha256 for e in items}  # a merged pull request's file is on the board itself
+            items += [e for e in self._pending.values() if e.sha256 not in merged]
         # one rule for "which track is this entry on", shared with duplicate marking
         return items if track is None else [e for e in items if self._track_of(e) == track]
 

@@ -27,6 +27,8 @@ class Settings:
     admin_users: tuple[str, ...] = default("ADMIN_USERS")
     # the page's timer: new data and the status line reach open pages this often
     status_poll_seconds: float = default("STATUS_POLL_SECONDS")
+    # the board's public address (permalinks in pull-request comments); None: unknown
+    board_url: str | None = None
 
     @property
     def results_dir(self) -> Path:
@@ -63,7 +65,15 @@ class Settings:
             judge_concurrency=read(env, "JUDGE_CONCURRENCY"),
             admin_users=read(env, "ADMIN_USERS"),
             status_poll_seconds=read(env, "STATUS_POLL_SECONDS"),
+            board_url=read(env, "BOARD_URL") or space_url(read(env, "SPACE_ID")),
         )
+
+
+def space_url(space_id: str | None) -> str | None:
+    """The address Hugging Face serves a Space's app at: `owner/My_Space` -> https://owner-my-space.hf.space."""
+    if not space_id or "/" not in space_id:
+        return None
+    return "https://" + space_id.replace("/", "-").replace("_", "-").replace(".", "-").lower() + ".hf.space"
 
 
 def settings(**kwargs) -> Settings:

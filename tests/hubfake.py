@@ -13,6 +13,15 @@ It implements exactly the calls the store makes through `huggingface_hub`
     POST /api/{type}s/{repo}/commit/{rev}         (NDJSON: header, file base64, deletedFile, deletedFolder)
     HEAD/GET /[{type}s/]{repo}/resolve/{rev}/{path}  (ETag, X-Repo-Commit, Content-Length)
 
+and pull requests as the Hub speaks them (a revision may be `refs/pr/<n>`, URL-encoded, or a PR commit's sha):
+
+    POST /api/{type}s/{repo}/commit/main?create_pr=1     (opens a pull request holding the commit)
+    POST /api/{type}s/{repo}/commit/refs%2Fpr%2F{n}      (adds a commit; a draft becomes open)
+    GET  /api/{type}s/{repo}/refs?include_prs=1
+    GET|POST /api/{type}s/{repo}/discussions             (list: ?type, ?status, ?author, page ?p of 50; create)
+    GET  /api/{type}s/{repo}/discussions/{n}[?diff=1]    (events, changes.base, filesWithConflicts, git diff)
+    POST /api/{type}s/{repo}/discussions/{n}/comment|status|merge
+
 Data lives in memory; every commit gets a new sha and is applied atomically
 under one lock (concurrent commits both land; a stale `parentCommit` gets 412
 as on the Hub). Tests can switch the server `down()` (listening socket closed:
@@ -31,7 +40,9 @@ from __future__ import annotations
 
 import base64
 import bisect
+import difflib
 import hashlib
+import html
 import itertools
 import json
 import socket
@@ -71,6 +82,8 @@ class Repo:
     private: bool = False
     commits: list[Commit] = field(default_factory=list)
     created_at: str = field(default_factory=_now_iso)
+    # Discussions and pull requests share one numbering, as on the Hub (see PullRequest).
+    discussions: dict[int, PullRequest] = field(default_factory=dict)
 
     @property
     def head(self) -> Commit:
@@ -79,11 +92,56 @@ class Repo:
     def resolve(self, revision: str) -> Commit | None:
         if revision in ("main", "refs/heads/main"):
             return self.head
+        if revision.startswith("refs/pr/"):
+            return self.resolve_pr_ref(revision)
         if len(revision) >= 7:
             for commit in reversed(self.commits):
                 if commit.sha.startswith(revision):
                     return commit
+            return self.resolve_pr_commit(revision)
         return None
+
+    def resolve_pr_ref(self, revision: str) -> Commit | None:
+        """The head of `refs/pr/<n>` (its base commit while a draft has no commit of its own)."""
+        num = revision.removeprefix("refs/pr/")
+        pr = self.discussions.get(int(num)) if num.isdigit() else None
+        return pr.head(self) if pr is not None and pr.is_pull_request else None
+
+    def resolve_pr_commit(self, prefix: str) -> Commit | None:
+        for pr in self.discussions.values():
+            for commit in pr.commits:
+                if commit.sha.startswith(prefix):
+                    return commit
+        return None
+
+
+@dataclass
+class PullRequest:
+    """A discussion, or a pull request with its own commits on `refs/pr/<num>` (the Hub's model)."""
+
+    num: int
+    title: str
+    author: str
+    is_pull_request: bool
+    base: str  # sha of the main commit it was opened from
+    status: str = "open"  # "draft" (a PR opened without a commit yet) | "open" | "closed" | "merged"
+    commits: list[Commit] = field(default_factory=list)  # its own, oldest first
+    events: list[dict] = field(default_factory=list)  # as the details route returns them
+    created_at: str = field(default_factory=_now_iso)
+    merge_commit: str | None = None
+
+    def head(self, repo: Repo) -> Commit:
+        return self.commits[-1] if self.commits else next(c for c in repo.commits if c.sha == self.base)
+
+
+def _comment_data(text: str) -> dict:
+    now = _now_iso()
+    return {
+        "edited": False,
+        "hidden": False,
+        "latest": {"raw": text, "html": html.escape(text), "updatedAt": now, "author": {"name": "?"}},
+        "history": [],
+    }
 
 
 class HubError(Exception):
@@ -298,6 +356,162 @@ class FakeHub:
         with self.lock:
             return list(self._repo(repo_type, repo_id).commits)
 
+    # ---- pull requests and discussions (what the Hub's community tab holds) --------------------
+
+    discussions_page_size = 50  # the Hub's page of GET .../discussions
+
+    def open_discussion(
+        self,
+        repo_id: str,
+        author: str,
+        title: str,
+        *,
+        pull_request: bool = True,
+        description: str = "",
+        parent_commit: str | None = None,
+        repo_type: str = "dataset",
+    ) -> PullRequest:
+        """A new discussion or pull request; a pull request opened without a commit is a draft, as on the Hub."""
+        with self.lock:
+            repo = self._repo(repo_type, repo_id)
+            base = repo.resolve(parent_commit) if parent_commit else repo.head
+            if base is None:
+                raise HubError(404, f"Invalid rev id: {parent_commit}", "RevisionNotFound")
+            num = max(repo.discussions, default=0) + 1
+            pr = PullRequest(num, title, author, pull_request, base.sha, status="draft" if pull_request else "open")
+            repo.discussions[num] = pr
+            if description:
+                self._add_event(pr, "comment", author, _comment_data(description))
+            return pr
+
+    def commit_to_pull_request(
+        self,
+        repo_id: str,
+        num: int,
+        files: dict[str, bytes],
+        deletes: list[str] | None = None,
+        message: str = "Upload files",
+        author: str | None = None,
+        parent_commit: str | None = None,
+        repo_type: str = "dataset",
+    ) -> Commit:
+        """A commit on `refs/pr/<num>` (opens a draft); `parent_commit` must then be the PR's head."""
+        with self.lock:
+            repo = self._repo(repo_type, repo_id)
+            pr = self.pull_request(repo_id, num, repo_type)
+            if pr.status not in ("open", "draft"):
+                raise HubError(403, f"Pull request #{num} is {pr.status}: no commit can be pushed to it")
+            head = pr.head(repo)
+            if parent_commit is not None and not head.sha.startswith(parent_commit):
+                raise HubError(412, "A commit has happened since. Please refresh and try again.")
+            commit = self._new_commit(repo, head, files, deletes or [], message)
+            pr.commits.append(commit)
+            pr.status = "open"
+            self._add_event(pr, "commit", author or pr.author, {"subject": message, "oid": commit.sha})
+            return commit
+
+    def open_pull_request(
+        self,
+        repo_id: str,
+        author: str,
+        files: dict[str, bytes],
+        deletes: list[str] | None = None,
+        message: str = "Upload files",
+        repo_type: str = "dataset",
+    ) -> int:
+        """What `create_commit(create_pr=True)` does, without HTTP: a pull request with one commit. Returns its number."""
+        with self.lock:
+            pr = self.open_discussion(repo_id, author, message, repo_type=repo_type)
+            self.commit_to_pull_request(repo_id, pr.num, files, deletes, message, author, repo_type=repo_type)
+            return pr.num
+
+    def pull_request(self, repo_id: str, num: int, repo_type: str = "dataset") -> PullRequest:
+        with self.lock:
+            pr = self._repo(repo_type, repo_id).discussions.get(num)
+            if pr is None:
+                raise HubError(404, "Discussion not found", "DiscussionNotFound")
+            return pr
+
+    def comments(self, repo_id: str, num: int, repo_type: str = "dataset") -> list[tuple[str, str]]:
+        """(author, text) of every comment on a discussion, oldest first."""
+        with self.lock:
+            pr = self.pull_request(repo_id, num, repo_type)
+            return [(e["author"]["name"], e["data"]["latest"]["raw"]) for e in pr.events if e["type"] == "comment"]
+
+    def comment(self, repo_id: str, num: int, author: str, text: str, repo_type: str = "dataset") -> dict:
+        with self.lock:
+            return self._add_event(self.pull_request(repo_id, num, repo_type), "comment", author, _comment_data(text))
+
+    def set_status(
+        self, repo_id: str, num: int, status: str, author: str, comment: str | None = None, repo_type: str = "dataset"
+    ) -> dict:
+        with self.lock:
+            pr = self.pull_request(repo_id, num, repo_type)
+            if pr.status == "merged":
+                raise HubError(403, "A merged pull request cannot change status")
+            if comment:
+                self._add_event(pr, "comment", author, _comment_data(comment))
+            pr.status = status
+            return self._add_event(pr, "status-change", author, {"status": status})
+
+    def merge(self, repo_id: str, num: int, author: str, comment: str | None = None, repo_type: str = "dataset") -> Commit:
+        """Apply the pull request's changes (relative to its base) on main; a file main changed since conflicts (409)."""
+        with self.lock:
+            repo = self._repo(repo_type, repo_id)
+            pr = self.pull_request(repo_id, num, repo_type)
+            if not pr.is_pull_request or pr.status != "open":
+                raise HubError(403, f"#{num} is not an open pull request")
+            base = repo.resolve(pr.base)
+            changes = self.pr_changes(repo, pr)
+            conflicts = [p for p in changes if repo.head.files.get(p) != base.files.get(p)]
+            if conflicts:
+                raise HubError(409, f"Merge conflicts in: {', '.join(sorted(conflicts))}")
+            added = {p: self.blobs[new] for p, (_, new) in changes.items() if new is not None}
+            removed = [p for p, (_, new) in changes.items() if new is None]
+            commit = self._apply(repo, added, removed, f"Merge pull request #{num}: {pr.title}", None)
+            if comment:
+                self._add_event(pr, "comment", author, _comment_data(comment))
+            pr.status, pr.merge_commit = "merged", commit.sha
+            self._add_event(pr, "status-change", author, {"status": "merged"})
+            return commit
+
+    def pr_changes(self, repo: Repo, pr: PullRequest) -> dict[str, tuple[str | None, str | None]]:
+        """path -> (blob at the base, blob at the head); None where the file does not exist."""
+        base, head = repo.resolve(pr.base).files, pr.head(repo).files
+        return {p: (base.get(p), head.get(p)) for p in sorted(set(base) | set(head)) if base.get(p) != head.get(p)}
+
+    def pr_diff(self, repo: Repo, pr: PullRequest) -> str:
+        """The pull request's changes as a git diff (headers; hunks for small text files), as the Hub's `diff=1`."""
+        out = []
+        for path, (old, new) in self.pr_changes(repo, pr).items():
+            out.append(f"diff --git a/{path} b/{path}")
+            if old is None:
+                out += ["new file mode 100644", f"index 0000000..{new[:7]}", "--- /dev/null", f"+++ b/{path}"]
+            elif new is None:
+                out += ["deleted file mode 100644", f"index {old[:7]}..0000000", f"--- a/{path}", "+++ /dev/null"]
+            else:
+                out += [f"index {old[:7]}..{new[:7]} 100644", f"--- a/{path}", f"+++ b/{path}"]
+            before, after = (self.blobs[o] if o else b"" for o in (old, new))
+            if len(before) + len(after) > 64 * 1024 or b"\0" in before + after:
+                out.append("Binary files differ")
+                continue
+            hunk = difflib.unified_diff(
+                before.decode("utf-8", "replace").splitlines(), after.decode("utf-8", "replace").splitlines(), lineterm="", n=0
+            )
+            out += [line for line in hunk if not line.startswith(("---", "+++"))]
+        return "\n".join(out) + "\n" if out else ""
+
+    def _add_event(self, pr: PullRequest, kind: str, author: str, data: dict) -> dict:
+        event = {
+            "id": hashlib.sha1(f"{pr.num}:{len(pr.events)}:{time.time_ns()}".encode()).hexdigest()[:24],
+            "type": kind,
+            "createdAt": _now_iso(),
+            "author": {"name": author, "type": "user"},
+            "data": data,
+        }
+        pr.events.append(event)
+        return event
+
     # ---- internals -----------------------------------------------------------------------------
 
     def _repo(self, repo_type: str, repo_id: str) -> Repo:
@@ -352,6 +566,13 @@ class FakeHub:
             head = repo.commits[-1] if repo.commits else None
             if parent_commit is not None and (head is None or head.sha != parent_commit):
                 raise HubError(412, "A commit has happened since. Please refresh and try again.")
+            commit = self._new_commit(repo, head, files, deletes, message)
+            repo.commits.append(commit)
+            return commit
+
+    def _new_commit(self, repo: Repo, head: Commit | None, files: dict[str, bytes], deletes: list[str], message: str) -> Commit:
+        """A commit on top of `head` (not attached to any ref yet), its listing index built."""
+        with self.lock:
             tree = dict(head.files) if head else {}
             for path in deletes:
                 if path.endswith("/"):
@@ -376,7 +597,6 @@ class FakeHub:
                 message,
                 tree,
             )
-            repo.commits.append(commit)
             # Pay the listing index at commit time, as a real server would.
             self._index(commit)
             return commit
@@ -511,6 +731,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._preupload(repo_type, repo_id, unquote(rest[1]), body)
             if len(rest) == 2 and rest[0] == "commit" and method == "POST":
                 return self._commit(repo_type, repo_id, unquote(rest[1]), body, query)
+            if rest and rest[0] in ("discussions", "refs"):
+                return self._community(method, repo_type, repo_id, rest, query, body)
         # /[datasets|spaces/]{ns}/{name}/resolve/{rev}/{path}
         if method in ("GET", "HEAD"):
             offset = 1 if parts[0] in ("datasets", "spaces") else 0
@@ -667,9 +889,29 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, {"files": files, "commitOid": commit.sha})
 
     def _commit(self, repo_type: str, repo_id: str, revision: str, body: bytes, query: dict):
-        self._require_user()
-        if query.get("create_pr"):
-            raise HubError(400, "The fake Hub does not support pull requests")
+        user = self._require_user()
+        if query.get("create_pr") or revision.startswith("refs/pr/"):
+            return self._commit_to_pull_request(repo_type, repo_id, revision, body, bool(query.get("create_pr")), user)
+        header, files, deletes = self._commit_operations(body)
+        with self.hub.lock:
+            repo = self.hub._repo(repo_type, repo_id)
+            if revision not in ("main", "refs/heads/main"):
+                raise HubError(400, "The fake Hub only commits to main")
+            commit = self.hub._apply(repo, files, deletes, header["summary"], header.get("parentCommit"))
+        prefix = "" if repo_type == "model" else f"{repo_type}s/"
+        self._json(
+            200,
+            {
+                "success": True,
+                "commitOid": commit.sha,
+                "commitUrl": f"{self.hub.url}/{prefix}{repo_id}/commit/{commit.sha}",
+                "pullRequestUrl": None,
+            },
+        )
+
+    @staticmethod
+    def _commit_operations(body: bytes) -> tuple[dict, dict[str, bytes], list[str]]:
+        """(header, files added, paths deleted) of a commit's NDJSON payload."""
         header: dict = {}
         files: dict[str, bytes] = {}
         deletes: list[str] = []
@@ -692,21 +934,154 @@ class _Handler(BaseHTTPRequestHandler):
                 raise HubError(400, f"The fake Hub does not support {key!r} operations (LFS)")
         if not header.get("summary"):
             raise HubError(400, "commit summary is required")
-        with self.hub.lock:
-            repo = self.hub._repo(repo_type, repo_id)
-            if revision not in ("main", "refs/heads/main"):
-                raise HubError(400, "The fake Hub only commits to main")
-            commit = self.hub._apply(repo, files, deletes, header["summary"], header.get("parentCommit"))
+        return header, files, deletes
+
+    # ---- pull requests and discussions ------------------------------------------------------------
+
+    def _commit_to_pull_request(self, repo_type: str, repo_id: str, revision: str, body: bytes, create: bool, user: str):
+        """`?create_pr=1` on main opens a pull request holding this commit; a commit to `refs/pr/<n>` adds to one."""
+        header, files, deletes = self._commit_operations(body)
+        hub = self.hub
+        with hub.lock:
+            repo = self._readable_repo(repo_type, repo_id)
+            if create:
+                if revision not in ("main", "refs/heads/main"):
+                    raise HubError(400, "Pull requests are opened against main")
+                pr = hub.open_discussion(
+                    repo_id, user, header["summary"], parent_commit=header.get("parentCommit"), repo_type=repo_type
+                )
+                if header.get("description"):
+                    hub._add_event(pr, "comment", user, _comment_data(header["description"]))
+                commit = hub.commit_to_pull_request(repo_id, pr.num, files, deletes, header["summary"], user, repo_type=repo_type)
+            else:
+                num = revision.removeprefix("refs/pr/")
+                if not num.isdigit() or int(num) not in repo.discussions:
+                    raise HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+                pr = repo.discussions[int(num)]
+                commit = hub.commit_to_pull_request(
+                    repo_id, pr.num, files, deletes, header["summary"], user, header.get("parentCommit"), repo_type
+                )
         prefix = "" if repo_type == "model" else f"{repo_type}s/"
         self._json(
             200,
             {
                 "success": True,
                 "commitOid": commit.sha,
-                "commitUrl": f"{self.hub.url}/{prefix}{repo_id}/commit/{commit.sha}",
-                "pullRequestUrl": None,
+                "commitUrl": f"{hub.url}/{prefix}{repo_id}/commit/{commit.sha}",
+                "pullRequestUrl": f"{hub.url}/{prefix}{repo_id}/discussions/{pr.num}" if create else None,
             },
         )
+
+    def _community(self, method: str, repo_type: str, repo_id: str, rest: list[str], query: dict, body: bytes):
+        hub = self.hub
+        if rest == ["refs"] and method == "GET":
+            return self._refs(repo_type, repo_id, bool(query.get("include_prs")))
+        if rest == ["discussions"] and method == "GET":
+            return self._list_discussions(repo_type, repo_id, query)
+        if rest == ["discussions"] and method == "POST":
+            user = self._require_user()
+            payload = json.loads(body or b"{}")
+            with hub.lock:
+                self._readable_repo(repo_type, repo_id)
+                pr = hub.open_discussion(
+                    repo_id,
+                    user,
+                    str(payload.get("title") or ""),
+                    pull_request=bool(payload.get("pullRequest")),
+                    description=str(payload.get("description") or ""),
+                    repo_type=repo_type,
+                )
+            return self._json(200, {"num": pr.num, "pullRequest": pr.is_pull_request})
+        if len(rest) < 2 or not rest[1].isdigit():
+            raise HubError(404, f"Not found: {method} /{'/'.join(rest)}")
+        num = int(rest[1])
+        if len(rest) == 2 and method == "GET":
+            return self._discussion_details(repo_type, repo_id, num, bool(query.get("diff")))
+        if len(rest) == 3 and method == "POST":
+            user = self._require_user()
+            payload = json.loads(body or b"null") or {}
+            with hub.lock:
+                self._readable_repo(repo_type, repo_id)
+                if rest[2] == "comment":
+                    event = hub.comment(repo_id, num, user, str(payload.get("comment") or ""), repo_type)
+                    return self._json(200, {"newMessage": event})
+                if rest[2] == "status":
+                    status = payload.get("status")
+                    if status not in ("open", "closed"):
+                        raise HubError(400, "status must be open or closed")
+                    event = hub.set_status(repo_id, num, status, user, payload.get("comment"), repo_type)
+                    return self._json(200, {"newStatus": event})
+                if rest[2] == "merge":
+                    hub.merge(repo_id, num, user, payload.get("comment"), repo_type)
+                    return self._json(200, {})
+        raise HubError(404, f"Not found: {method} /{'/'.join(rest)}")
+
+    def _discussion_json(self, repo: Repo, pr: PullRequest) -> dict:
+        return {
+            "num": pr.num,
+            "title": pr.title,
+            "author": {"name": pr.author, "type": "user"},
+            "createdAt": pr.created_at,
+            "status": pr.status,
+            "repo": {"name": repo.repo_id, "type": repo.repo_type},
+            "isPullRequest": pr.is_pull_request,
+        }
+
+    def _list_discussions(self, repo_type: str, repo_id: str, query: dict):
+        """Newest first, one page of `discussions_page_size` per `p`; "open" includes drafts."""
+        kind = (query.get("type") or ["all"])[0]
+        status = (query.get("status") or ["all"])[0]
+        author = (query.get("author") or [None])[0]
+        page = int((query.get("p") or ["0"])[0])
+        size = self.hub.discussions_page_size
+        with self.hub.lock:
+            repo = self._readable_repo(repo_type, repo_id)
+            matching = [
+                self._discussion_json(repo, pr)
+                for pr in sorted(repo.discussions.values(), key=lambda d: -d.num)
+                if (kind == "all" or (kind == "pull_request") == pr.is_pull_request)
+                and (
+                    status == "all" or (pr.status in ("open", "draft") if status == "open" else pr.status in ("closed", "merged"))
+                )
+                and (author is None or pr.author == author)
+            ]
+        start = page * size
+        self._json(200, {"discussions": matching[start : start + size], "count": len(matching), "start": start})
+
+    def _discussion_details(self, repo_type: str, repo_id: str, num: int, with_diff: bool):
+        with self.hub.lock:
+            repo = self._readable_repo(repo_type, repo_id)
+            pr = self.hub.pull_request(repo_id, num, repo_type)
+            details = {**self._discussion_json(repo, pr), "events": list(pr.events)}
+            if pr.is_pull_request:
+                details["changes"] = {
+                    "base": "refs/heads/main",
+                    **({"mergeCommitId": pr.merge_commit} if pr.merge_commit else {}),
+                }
+                base = repo.resolve(pr.base)
+                changed = self.hub.pr_changes(repo, pr)
+                details["filesWithConflicts"] = (
+                    [p for p in changed if repo.head.files.get(p) != base.files.get(p)] if pr.status == "open" else []
+                )
+                if with_diff:
+                    details["diff"] = self.hub.pr_diff(repo, pr)
+        self._json(200, details)
+
+    def _refs(self, repo_type: str, repo_id: str, include_prs: bool):
+        with self.hub.lock:
+            repo = self._readable_repo(repo_type, repo_id)
+            refs = {
+                "branches": [{"name": "main", "ref": "refs/heads/main", "targetCommit": repo.head.sha}],
+                "converts": [],
+                "tags": [],
+            }
+            if include_prs:
+                refs["pullRequests"] = [
+                    {"name": f"pr/{pr.num}", "ref": f"refs/pr/{pr.num}", "targetCommit": pr.head(repo).sha}
+                    for pr in repo.discussions.values()
+                    if pr.is_pull_request
+                ]
+        self._json(200, refs)
 
     def _resolve(self, repo_type: str, repo_id: str, revision: str, file_path: str):
         with self.hub.lock:

@@ -85,6 +85,8 @@ def open_store(settings: StoreSettings | None = None, demo_tracks=None) -> Store
             cache_dir=settings.hub_cache_dir,
             submissions_per_day=settings.submissions_per_day,
             timeout=settings.hub_timeout,
+            auto_merge=settings.auto_merge,
+            pr_close_after_days=settings.pr_close_after_days,
         )
     return LocalStore(
         settings.local_root,

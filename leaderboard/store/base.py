@@ -19,6 +19,8 @@ class Store(ABC):
     source: str = ""
     #: Whether a pull goes over the network (and may be slow): the app then pulls in the background.
     remote: bool = False
+    #: Reviewer of pull-request submissions (hub_prs.PullRequestReviewer); None where there are no pull requests.
+    pull_requests = None
 
     @abstractmethod
     def pull(self) -> Snapshot:

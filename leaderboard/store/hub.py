@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .base import Store
 from .hub_client import HubClient
+from .hub_prs import PullRequestReviewer
 from .hub_pull import SubmissionsPuller
 from .hub_results import ResultsRepo
 from .hub_submit import Submitter
@@ -43,6 +44,8 @@ class HubStore(Store):
         revision: str = "main",
         clock: Callable[[], datetime] = _utcnow,
         max_workers: int = 8,
+        auto_merge: bool = False,
+        pr_close_after_days: float = 14.0,
     ):
         self.repo_id = repo_id
         self.results_repo = results_repo
@@ -62,6 +65,14 @@ class HubStore(Store):
             clock=clock,
             write_lock=write_lock,
             on_committed=self._puller.seed,
+        )
+        self.pull_requests = PullRequestReviewer(
+            self._client,
+            repo_id,
+            self.cache_dir / "state" / f"{repo_id.replace('/', '--')}.pull-requests.json",
+            auto_merge=auto_merge,
+            close_after_days=pr_close_after_days,
+            clock=clock,
         )
         self._results = ResultsRepo(self._client, results_repo, write_lock=write_lock) if results_repo else None
 

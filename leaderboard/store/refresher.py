@@ -49,10 +49,13 @@ class Refresher:
         interval: float = 300.0,
         on_snapshot: Callable[[Snapshot], None] | None = None,
         clock: Callable[[], datetime] = _utcnow,
+        after_pull: Callable[[Snapshot], None] | None = None,
     ):
         self.store = store
         self.interval = interval
         self.on_snapshot = on_snapshot
+        # Called after every successful pull, changed or not (pull requests can change while main does not).
+        self.after_pull = after_pull
         self._clock = clock
         self._snapshot: Snapshot | None = None
         self._error: RefreshError | None = None
@@ -139,6 +142,11 @@ class Refresher:
                     self.on_snapshot(snap)
                 except Exception:
                     log.exception("on_snapshot callback failed for commit %s", snap.commit)
+            if self.after_pull:
+                try:
+                    self.after_pull(snap)
+                except Exception:
+                    log.exception("after_pull callback failed for commit %s", snap.commit)
             return snap
 
     def _record_failure(self, message: str, config: bool = False) -> None:

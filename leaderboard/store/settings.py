@@ -26,6 +26,8 @@ class StoreSettings:
     invalid_submissions_per_day: int = default("INVALID_SUBMISSIONS_PER_DAY")
     refresh_seconds: float = default("STORE_REFRESH_SECONDS")
     hub_timeout: float = default("HUB_TIMEOUT_SECONDS")
+    auto_merge: bool = default("AUTO_MERGE")
+    pr_close_after_days: float = default("PR_CLOSE_AFTER_DAYS")
     demo_dir: Path = DEMO_SUBMISSIONS_DIR
 
     @property
@@ -64,4 +66,6 @@ class StoreSettings:
             invalid_submissions_per_day=read(env, "INVALID_SUBMISSIONS_PER_DAY"),
             refresh_seconds=read(env, "STORE_REFRESH_SECONDS"),
             hub_timeout=read(env, "HUB_TIMEOUT_SECONDS"),
+            auto_merge=read(env, "AUTO_MERGE"),
+            pr_close_after_days=read(env, "PR_CLOSE_AFTER_DAYS"),
         )

@@ -248,6 +248,13 @@ class Track(ABC):
     partial_metrics: bool = False
     # How the bootstrap resamples this track's units, in words, for the About tab.
     resampling: str = "units resampled independently"
+    # Run formats `python -m leaderboard convert` turns into this track's records (readers in convert.py):
+    # "trec" and "beir" give {dataset: {query: {doc: score}}}, "jsonl" gives [(line number, object)].
+    run_formats: tuple[str, ...] = ()
+
+    def records_from_run(self, fmt: str, run, problems: list[str]) -> list[dict]:
+        """This track's prediction records from a run read by convert.py; every problem appended, precisely."""
+        raise NotImplementedError(f"{self.name} has no run converter")
 
     # ---- declarations helpers -------------------------------------------------
     def metric(self, key: str) -> Metric:

@@ -236,6 +236,37 @@ class UnidocTrack(Track):
     )
     slice_axes = ("domain", "question_type", "answer_type")
     resampling = "questions"
+    run_formats = ("jsonl",)
+
+    def records_from_run(self, fmt: str, run: list, problems: list[str]) -> list[dict]:
+        """`{id, retrieved, answer}` lines whose `retrieved` holds UniDoc context file names (`<doc>_id_<k>_pg<a>[_pg<b>].txt`,
+        `<doc>/figure-<page>-<n>.jpg`, `<doc>/table-<page>-<n>.jpg`) or ready `{doc, pages}` candidates."""
+        records = []
+        for line, obj in run:
+            if not isinstance(obj, dict) or "id" not in obj:
+                problems.append(f"line {line}: expected an object with an id")
+                continue
+            retrieved = obj.get("retrieved", [])
+            if not isinstance(retrieved, list):
+                problems.append(f"line {line}: retrieved: expected a list of context file names")
+                continue
+            candidates = []
+            for i, item in enumerate(retrieved):
+                if isinstance(item, dict):
+                    candidates.append(item)
+                    continue
+                try:
+                    doc, first, last = context_of(str(item))
+                except ValueError:
+                    problems.append(f"line {line}: retrieved[{i}]: {str(item)[:200]!r} is not a UniDoc context file name")
+                    continue
+                kind = "text" if str(item).endswith(".txt") else "table" if "/table-" in str(item) else "image"
+                candidates.append({"doc": doc, "pages": [first] if first == last else [first, last], "modality": kind})
+            record = {"id": obj["id"], "retrieved": candidates}
+            if obj.get("answer") is not None:
+                record["answer"] = obj["answer"]
+            records.append(record)
+        return records
 
     def wants_judge(self, summary: dict) -> bool:
         """Only a submission with answers has anything to judge (a retrieval-only run has none)."""

@@ -205,6 +205,19 @@ class VdrTrack(Track):
         ),
     )
     resampling = "queries within each dataset, then the mean over datasets"
+    run_formats = ("trec", "beir")
+
+    def records_from_run(self, fmt: str, run: dict, problems: list[str]) -> list[dict]:
+        """One record per (dataset, query): its documents in trec_eval's order (score descending, then doc id
+        descending), the first MAX_RANKING kept (nDCG@5 reads five). Datasets named by a file stem use the
+        gold's file naming: `vidore__x` is `vidore/x`."""
+        records = []
+        for name, queries in run.items():
+            dataset = dataset_from_filename(name)
+            for qid, docs in queries.items():
+                ranked = sorted(docs.items(), key=lambda d: (d[1], d[0]), reverse=True)[:MAX_RANKING]
+                records.append({"dataset": dataset, "query_id": qid, "ranking": [{"doc": d, "score": s} for d, s in ranked]})
+        return records
 
     def derive_columns(self, rows):
         """Retention: nDCG@5 over that of the same model with method `none` (best such run)."""

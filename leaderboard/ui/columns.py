@@ -69,12 +69,19 @@ def metric_cell(row: Row, m: Metric) -> str:
     return text
 
 
+def _system_cell(row: Row) -> str:
+    """The name, with a badge while it waits in a pull request (plain text: the cell is not markdown)."""
+    return str(row["name"]) + (" ⏳ pending review" if row.get("review") else "")
+
+
 def status_cell(row: Row) -> str:
     status = row["status"]
     if status == "invalid":
         status = f"invalid ({row['errors']} error{'s' if row['errors'] != 1 else ''})"
     elif row.get("judging"):
         status = "scored; judging answers…"
+    if row.get("review"):
+        status += f"; {row['review']}"
     if row.get("flag") == "flagged":
         status += " ⚑ flagged" + (f": {row['flag_reason']}" if row.get("flag_reason") else "")
     return status
@@ -131,7 +138,7 @@ def columns(track: Track) -> list[Column]:
             lambda r: number(r.get("rank_ub")),
             width="76px",
         ),
-        Column("system", "System", "text", lambda r: str(r["name"]), optional=False, width="260px"),
+        Column("system", "System", "text", _system_cell, optional=False, width="260px"),
     ]
     out += [Column(f.key, f.label, "text", lambda r, k=f.key: str(r.get(k, "")), shown=f.shown) for f in field_columns(track)]
     out += [_metric_column(m) for m in track.metrics]

@@ -1,0 +1,283 @@
+"""python -m leaderboard convert: runs people already have -> a submission file of the board's format.
+
+Readers (bounded: file size, line count and line length are checked while reading; every problem is
+reported with its file and line, the first MAX_PROBLEMS of them):
+
+- "trec": a TREC run, `qid Q0 docid rank score tag` per line, one file per dataset (the dataset is
+  the file's stem, or given with --dataset); the score orders the documents, as in trec_eval;
+- "beir": MTEB / BEIR prediction JSON, `{qid: {docid: score}}`, one file per dataset likewise;
+- "jsonl": one JSON object per line.
+
+What a run becomes is the track's business (`Track.run_formats`, `Track.records_from_run`); the system
+metadata comes from flags. The written file is validated against the gold like any submission
+(`--no-check` skips that, e.g. without the gold at hand).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import sys
+from pathlib import Path
+
+from .tracks import TRACKS
+
+MAX_INPUT_BYTES = 512 * 1024 * 1024  # per input file, decompressed
+MAX_LINES = 10_000_000  # per input file
+MAX_LINE_CHARS = 64 * 1024
+MAX_PROBLEMS = 200
+
+
+class ConvertError(Exception):
+    """Every problem found, one line each."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def _opened(path: Path):
+    return gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")
+
+
+def _too_big(path: Path) -> str:
+    return f"{path.name}: larger than {MAX_INPUT_BYTES:,} bytes; split the run"
+
+
+def read_lines(path: Path):
+    """(line number, text) of every non-blank line; a bound passed or undecodable text raises ConvertError at once."""
+    total = 0
+    try:
+        with _opened(path) as fh:
+            for number, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_CHARS + 1), b""), start=1):
+                total += len(raw)
+                if total > MAX_INPUT_BYTES:
+                    raise ConvertError([_too_big(path)])
+                if number > MAX_LINES:
+                    raise ConvertError([f"{path.name}: more than {MAX_LINES:,} lines"])
+                if len(raw) > MAX_LINE_CHARS and not raw.endswith(b"\n"):
+                    raise ConvertError([f"{path.name} line {number}: longer than {MAX_LINE_CHARS:,} bytes"])
+                try:
+                    text = raw.decode("utf-8").strip()
+                except UnicodeDecodeError:
+                    raise ConvertError([f"{path.name} line {number}: not UTF-8 text"]) from None
+                if text:
+                    yield number, text
+    except (OSError, EOFError) as exc:  # missing file, a broken gzip stream
+        raise ConvertError([f"{path.name}: cannot be read ({getattr(exc, 'strerror', None) or exc})"]) from None
+
+
+def _score(value, where: str, problems: list[str]) -> float | None:
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        score = math.nan
+    if isinstance(value, bool) or not math.isfinite(score):
+        problems.append(f"{where}: score {str(value)[:40]!r} is not a finite number")
+        return None
+    return score
+
+
+def read_trec(path: Path, problems: list[str]) -> dict[str, dict[str, float]]:
+    """{qid: {docid: score}} of a TREC run; a repeated (qid, docid) is a problem, as trec_eval refuses it."""
+    run: dict[str, dict[str, float]] = {}
+    for number, line in read_lines(path):
+        where = f"{path.name} line {number}"
+        parts = line.split()
+        if len(parts) != 6:
+            problems.append(f"{where}: expected 6 fields `qid Q0 docid rank score tag`, got {len(parts)}")
+            continue
+        qid, _, doc, rank, value, _ = parts
+        if not rank.lstrip("-").isdigit():
+            problems.append(f"{where}: rank {rank[:40]!r} is not an integer")
+        score = _score(value, where, problems)
+        if score is None:
+            continue
+        docs = run.setdefault(qid, {})
+        if doc in docs:
+            problems.append(f"{where}: document {doc[:80]!r} repeated for query {qid[:80]!r}")
+            continue
+        docs[doc] = score
+    return run
+
+
+def read_beir(path: Path, problems: list[str]) -> dict[str, dict[str, float]]:
+    """{qid: {docid: score}} of an MTEB / BEIR prediction file."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ConvertError([f"{path.name}: cannot be read ({exc.strerror})"]) from None
+    if size > MAX_INPUT_BYTES:
+        raise ConvertError([_too_big(path)])
+    try:
+        with _opened(path) as fh:
+            raw = fh.read(MAX_INPUT_BYTES + 1)
+    except (OSError, EOFError) as exc:
+        raise ConvertError([f"{path.name}: cannot be read ({exc})"]) from None
+    if len(raw) > MAX_INPUT_BYTES:
+        raise ConvertError([_too_big(path)])
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConvertError([f"{path.name} line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})"]) from None
+    except (UnicodeDecodeError, RecursionError):
+        raise ConvertError([f"{path.name}: not UTF-8 JSON, or nested too deeply"]) from None
+    if not isinstance(data, dict):
+        raise ConvertError([f"{path.name}: expected an object {{query id: {{document id: score}}}}"])
+    run: dict[str, dict[str, float]] = {}
+    for qid, docs in data.items():
+        where = f"{path.name} query {qid[:80]!r}"
+        if not isinstance(docs, dict):
+            problems.append(f"{where}: expected {{document id: score}}, got {type(docs).__name__}")
+            continue
+        scores = {}
+        for doc, value in docs.items():
+            score = _score(value, f"{where} document {doc[:80]!r}", problems)
+            if score is not None:
+                scores[doc] = score
+        run[qid] = scores
+    return run
+
+
+def read_jsonl(path: Path, problems: list[str]) -> list[tuple[int, object]]:
+    rows = []
+    for number, line in read_lines(path):
+        try:
+            rows.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path.name} line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
+        except RecursionError:
+            problems.append(f"{path.name} line {number}: nested too deeply")
+    return rows
+
+
+def guess_format(track, path: Path) -> str:
+    """The run format of a file: the track's only one, else by extension (.json: beir, .jsonl: jsonl, else trec)."""
+    if len(track.run_formats) == 1:
+        return track.run_formats[0]
+    name = path.name.removesuffix(".gz")
+    fmt = "beir" if name.endswith(".json") else "jsonl" if name.endswith(".jsonl") else "trec"
+    return fmt if fmt in track.run_formats else track.run_formats[0]
+
+
+def convert(
+    track_name: str, inputs: list[Path], system: dict, *, fmt: str | None = None, datasets: list[str] | None = None
+) -> bytes:
+    """The submission (JSONL bytes: header, then one record per line) for the runs in `inputs`; ConvertError lists problems."""
+    track = TRACKS.get(track_name)
+    if track is None:
+        raise ConvertError([f"track: unknown track {track_name!r} (known: {', '.join(TRACKS)})"])
+    if not track.run_formats:
+        raise ConvertError([f"track: no run converter for {track_name}"])
+    if fmt is not None and fmt not in track.run_formats:
+        raise ConvertError([f"format: {fmt!r} is not read for {track_name} (one of: {', '.join(track.run_formats)})"])
+    if datasets and len(datasets) != len(inputs):
+        raise ConvertError([f"--dataset: {len(datasets)} name(s) for {len(inputs)} input file(s); give one per file"])
+    problems: list[str] = []
+    runs: dict[str, dict] = {}
+    rows: list = []
+    formats = {fmt or guess_format(track, p) for p in inputs}
+    if len(formats) > 1:
+        raise ConvertError([f"format: the inputs mix {', '.join(sorted(formats))}; convert one format at a time"])
+    (chosen,) = formats
+    for i, path in enumerate(inputs):
+        if chosen == "jsonl":
+            rows += read_jsonl(path, problems)
+            continue
+        name = datasets[i] if datasets else path.name.removesuffix(".gz").rsplit(".", 1)[0]
+        if name in runs:
+            problems.append(f"{path.name}: dataset {name!r} given twice")
+            continue
+        runs[name] = (read_trec if chosen == "trec" else read_beir)(path, problems)
+    records = track.records_from_run(chosen, rows if chosen == "jsonl" else runs, problems) if not problems else []
+    if not problems and not records:
+        problems.append("no prediction found in the inputs")
+    if problems:
+        raise ConvertError(problems)
+    lines = [json.dumps({"track": track.name, "system": system}, ensure_ascii=False)]
+    lines += [json.dumps(r, ensure_ascii=False) for r in records]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def system_from_flags(name: str | None, fields: list[str], system_json: str | None) -> dict:
+    """The header's system: --system-json (inline or a file) first, then --name and --field key=value over it."""
+    system: dict = {}
+    if system_json:
+        text = system_json
+        if not system_json.lstrip().startswith("{"):
+            try:
+                text = Path(system_json).read_text(encoding="utf-8")[: 1024 * 1024]
+            except OSError as exc:
+                raise ConvertError([f"--system-json: cannot read {system_json}: {exc.strerror}"]) from None
+        try:
+            system = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ConvertError([f"--system-json: not valid JSON ({exc})"]) from None
+        if not isinstance(system, dict):
+            raise ConvertError(["--system-json: expected a JSON object"])
+    for item in fields:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConvertError([f"--field {item!r}: expected KEY=VALUE"])
+        system[key.strip()] = int(value) if value.strip().isdigit() and key.strip() == "top_k" else value
+    if name:
+        system["name"] = name
+    return system
+
+
+def write(out: Path, data: bytes) -> None:
+    """JSONL as converted, gzipped for a .gz name, one JSON document for a .json name."""
+    name = out.name.removesuffix(".gz")
+    if name.endswith(".json"):
+        lines = data.decode("utf-8").splitlines()
+        doc = {**json.loads(lines[0]), "predictions": [json.loads(line) for line in lines[1:]]}
+        data = (json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8")
+    out.write_bytes(gzip.compress(data, mtime=0) if out.name.endswith(".gz") else data)
+
+
+def cmd_convert(args) -> None:
+    from .scoring import check
+    from .settings import settings
+
+    try:
+        system = system_from_flags(args.name, args.field or [], args.system_json)
+        data = convert(args.track, [Path(p) for p in args.inputs], system, fmt=args.format, datasets=args.dataset)
+    except ConvertError as exc:
+        shown = exc.problems[:MAX_PROBLEMS]
+        more = len(exc.problems) - len(shown)
+        for line in shown + ([f"... and {more:,} more"] if more else []):
+            print(line, file=sys.stderr)
+        sys.exit(1)
+    out = Path(args.out)
+    if not args.no_check:
+        gold = {name: args.gold for name in TRACKS} if args.gold else settings().gold
+        try:
+            checked = check(data, "converted.jsonl", gold)
+        except (FileNotFoundError, KeyError, ValueError) as exc:
+            print(f"gold: {exc}", file=sys.stderr)
+            sys.exit(2)
+        if not checked.ok:
+            print(f"the converted run is not a valid {args.track} submission (nothing written):", file=sys.stderr)
+            for line in checked.errors:
+                print(line, file=sys.stderr)
+            sys.exit(1)
+    write(out, data)
+    predictions = data.count(b"\n") - 1
+    print(f"written {out} ({predictions} predictions); next: python -m leaderboard submit {out}")
+
+
+def add_parser(sub) -> None:
+    formats = sorted({f for t in TRACKS.values() for f in t.run_formats})
+    p = sub.add_parser("convert", help="turn existing runs (TREC, MTEB/BEIR JSON, JSONL) into a submission file")
+    p.add_argument("track", help=f"the track: {', '.join(t.name for t in TRACKS.values() if t.run_formats)}")
+    p.add_argument("inputs", nargs="+", help="run files (one per dataset for trec / beir)")
+    p.add_argument("--out", required=True, help="the submission to write (.jsonl, .json, optionally .gz)")
+    p.add_argument("--format", choices=formats, help="input format (default: from the track and the file extension)")
+    p.add_argument("--dataset", action="append", help="dataset of each input, in order (default: the file stem)")
+    p.add_argument("--name", help="system.name")
+    p.add_argument("--field", action="append", metavar="KEY=VALUE", help="another system field (repeatable)")
+    p.add_argument("--system-json", help="the whole system object, inline JSON or a file (flags override its keys)")
+    p.add_argument("--gold", help="gold for the check (default: as for validate)")
+    p.add_argument("--no-check", action="store_true", help="write without validating against the gold")
+    p.set_defaults(fn=cmd_convert)
