@@ -97,16 +97,16 @@ def child(data_dir: Path) -> None:
     import gradio  # noqa: F401
 
     import_s = time.perf_counter() - t
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     from leaderboard.service import Board
     from leaderboard.settings import Settings
     from leaderboard.store import StoreSettings
     from leaderboard.ui import build_app
 
     board = Board(Settings(data_dir=data_dir, judge="lexical"), StoreSettings(data_dir=data_dir)).start(background=True)
-    started_s = time.perf_counter() - t
+    started_s, started_cpu = time.perf_counter() - t, time.process_time() - cpu
     build_app(board)
-    total_s = time.perf_counter() - t
+    total_s, total_cpu = time.perf_counter() - t, time.process_time() - cpu
     entries = board.entries()
     board.stop()
     rss = next(int(x.split()[1]) / 1024 for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("VmHWM:"))
@@ -115,7 +115,9 @@ def child(data_dir: Path) -> None:
             {
                 "import_gradio_s": import_s,
                 "board_start_s": started_s,
+                "board_start_cpu_s": started_cpu,
                 "startup_s": total_s,
+                "startup_cpu_s": total_cpu,
                 "rows": len(entries),
                 "invalid": sum(e.status == "invalid" for e in entries),
                 "peak_rss_mb": rss,
@@ -152,19 +154,28 @@ def main() -> None:
             first = run_child(data_dir)
             runs = [run_child(data_dir) for _ in range(args.runs)]
             median = statistics.median(r["startup_s"] for r in runs)
-            figures.append((n, median))
+            figures.append((n, median, statistics.median(r["board_start_cpu_s"] for r in runs)))
+
+            def med(k: str, runs: list[dict] = runs) -> float:
+                return statistics.median(r[k] for r in runs)
+
             print(
                 f"{n:6d} submissions (generated in {gen_s:.1f} s): {runs[-1]['rows']} rows, {runs[-1]['invalid']} invalid | "
-                f"import gradio {statistics.median(r['import_gradio_s'] for r in runs):.2f} s | "
-                f"start-up minus import gradio: first {first['startup_s']:.2f} s, then median {median:.2f} s "
-                f"(Board.start {statistics.median(r['board_start_s'] for r in runs):.2f} s) | "
-                f"peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB",
+                f"import gradio {med('import_gradio_s'):.2f} s\n"
+                f"        start-up minus import gradio: without an index {first['startup_s']:.2f} s "
+                f"(Board.start {first['board_start_s']:.2f} s, CPU {first['board_start_cpu_s']:.2f} s); "
+                f"from the index {median:.2f} s, CPU {med('startup_cpu_s'):.2f} s "
+                f"(Board.start {med('board_start_s'):.2f} s, CPU {med('board_start_cpu_s'):.2f} s; "
+                f"the rest is build_app) | peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB",
                 flush=True,
             )
             shutil.rmtree(data_dir)
         if len(figures) > 1:
-            (n0, s0), (n1, s1) = figures[0], figures[-1]
-            print(f"growth: {(s1 - s0) / (n1 - n0) * 1000 * 1000:.0f} ms per 1,000 submissions ({n0} -> {n1})")
+            (n0, s0, c0), (n1, s1, c1) = figures[0], figures[-1]
+            print(
+                f"growth per 1,000 submissions ({n0} -> {n1}): start-up {(s1 - s0) / (n1 - n0) * 1e6:.0f} ms, "
+                f"Board.start CPU {(c1 - c0) / (n1 - n0) * 1e6:.0f} ms"
+            )
         print(f"targets at 10,000: start-up minus import gradio <= {TARGET_STARTUP_S:g} s, peak RSS < {TARGET_RSS_MB:g} MB")
 
 

@@ -282,7 +282,7 @@ class ResultsCache:
         if row.key not in listed:
             return None
         try:
-            st = os.stat(self.root / f"{row.key}.json")
+            st = os.stat(f"{self.root}/{row.key}.json")  # a str path: pathlib costs more than the stat
         except OSError:
             return None
         # Written after the index (same clock tick included): the file may differ from the row; read it instead.
@@ -449,6 +449,9 @@ def expected_unit_keys(summary: dict) -> set[str]:
     return {m.key for m in track.metrics if m.has_ci and m.key in overall}
 
 
+_STR_OR_NONE = (str, type(None))  # a tuple: `str | None` would build a union object on every call
+
+
 def summary_problem(key: str, summary: Any) -> str | None:
     """Why a stored summary cannot be served under `key` (None when it can)."""
     if not isinstance(summary, dict):
@@ -456,7 +459,7 @@ def summary_problem(key: str, summary: Any) -> str | None:
     if summary.get("metric_version") != METRIC_VERSION:
         return f"has metric version {str(summary.get('metric_version'))[:20]!r}, not {METRIC_VERSION!r}"
     sha, track, gold, judge = (summary.get(k) for k in ("sha256", "track", "gold_sha256", "judge"))
-    if not all(isinstance(v, str | None) for v in (sha, track, gold, judge)) or not sha:
+    if not all(isinstance(v, _STR_OR_NONE) for v in (sha, track, gold, judge)) or not sha:
         return "lacks its identity (sha256, track, gold, judge)"
     if ResultsCache.key(sha, track, gold, judge or NO_JUDGE) != key:
         return "belongs to another key (its sha256, track, gold or judge differ from the file name)"
