@@ -44,6 +44,7 @@ INDEX_FORMAT = 1
 # a larger index than its summaries can justify is not read at all.
 MAX_ROW_BYTES = 256 * 1024
 INDEX_HEADER_BYTES = 4096
+OBSOLETE = "is for another format or metric version"
 UNTRACKED = "_untracked"  # the index of invalid files whose track is unknown (key track "-")
 
 
@@ -63,7 +64,7 @@ class IndexFile(msgspec.Struct, forbid_unknown_fields=True):
 
 _DECODER = msgspec.json.Decoder(IndexFile)
 _AXES = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_CELLS = msgspec.json.Decoder(dict[str, dict[str, float | None]])
+_CELLS = msgspec.json.Decoder(dict[str, dict[str, Any]])  # numbers stay as written (counts are ints)
 
 
 class LazyBreakdowns(Mapping):
@@ -161,8 +162,10 @@ def decode(data: bytes, track: str, metric_version: str) -> tuple[IndexFile | No
         index = _DECODER.decode(data)
     except (msgspec.DecodeError, RecursionError) as exc:
         return None, f"does not match the index schema ({str(exc)[:120]})"
-    if index.format != INDEX_FORMAT or index.metric_version != metric_version or index.track != track:
-        return None, "is for another format, metric version or track"
+    if index.track != track:
+        return None, f"is the index of {index.track[:40]!r}"
+    if index.format != INDEX_FORMAT or index.metric_version != metric_version:
+        return None, OBSOLETE
     for row in index.rows:
         if _first_byte(row.breakdowns) not in (b"{", b"n") or "breakdowns" in row.head:
             return None, f"has breakdowns that are not an object (row {row.key[:80]!r})"
@@ -189,6 +192,8 @@ def read(root: Path, track: str, metric_version: str, summaries: int) -> tuple[I
     except OSError as exc:
         return None, 0, f"cannot be read ({type(exc).__name__})"
     index, problem = decode(data, track, metric_version)
+    if problem == OBSOLETE:  # written before a metric version bump (or by an older layout): nothing wrong
+        return None, 0, None
     return index, st.st_mtime_ns, problem
 
 

@@ -257,8 +257,9 @@ class ResultsCache:
         names = {results_index.index_name(k) for k in listed}
         for name in sorted(names):
             index, mtime_ns, problem = results_index.read(self.root, name, METRIC_VERSION, len(listed))
-            if problem is not None:
-                self._report(f"{results_index.INDEX_DIR}/{name}.json", f"{problem}; rebuilt from the summaries")
+            if problem is not None and f"{results_index.INDEX_DIR}/{name}.json" not in self._reported:
+                self._reported.add(f"{results_index.INDEX_DIR}/{name}.json")
+                log.warning("results cache: %s/%s.json %s; rebuilt from the summaries", results_index.INDEX_DIR, name, problem)
             rows = self._rows.setdefault(name, {})
             for row in index.rows if index is not None else ():
                 if row.key in rows:  # stored by this process before the index was read: newer

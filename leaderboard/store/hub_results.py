@@ -161,7 +161,7 @@ class ResultsRepo:
             listing = self.client.list_files(self.repo_id, head)
             self._remote = {path: frozenset((listed_id(item),)) for path, item in listing.items()}
             remote = [p for p in listing if p.startswith(f"{RESULTS_DIR}/")]
-            count = 0
+            count, newest_ns = 0, 0
             for path in sorted(remote, key=lambda p: (p.startswith(f"{RESULTS_DIR}/{INDEX_DIR}/"), p)):
                 rel = _safe_relative(path[len(RESULTS_DIR) + 1 :])
                 if rel is None:
@@ -185,6 +185,11 @@ class ResultsRepo:
                 shutil.copyfile(source, tmp)
                 os.replace(tmp, target)
                 count += 1
+                if rel.parts[0] != INDEX_DIR:
+                    newest_ns = max(newest_ns, target.stat().st_mtime_ns)
+                elif target.stat().st_mtime_ns <= newest_ns:
+                    # Installed in the same clock tick as the summaries: the index must read as written after them.
+                    os.utime(target, ns=(newest_ns + 1, newest_ns + 1))
             return count
 
 
