@@ -7,7 +7,7 @@
 A systems row is the board's table row (`Board.table`: the same numbers the
 page shows: rank, rank upper bound, metadata, every headline metric with its
 CI bounds, n / missing, judge, status) plus the submission's path, content
-hash, results-cache key and the submissions repo commit it was scored at.
+hash and results-cache key; the card names the submissions repo commit.
 Hidden systems and duplicates are not in it, as on the page.
 
 Per-unit files are named by the system id and its results key: a system's
@@ -52,13 +52,11 @@ def systems_frame(board, track: Track) -> pd.DataFrame:
     if table.empty:
         return table
     by_id = {e.id: e for e in board.entries(track.name)}
-    snap = board.refresher.snapshot
     table = table.copy()
     table.insert(0, "track", track.name)
     table["submission"] = [by_id[i].path if i in by_id else "" for i in table["id"]]
     table["sha256"] = [by_id[i].sha256 if i in by_id else "" for i in table["id"]]
     table["results_key"] = [by_id[i].key if i in by_id else "" for i in table["id"]]
-    table["commit"] = snap.commit if snap is not None else ""
     return _arrow_ready(table)
 
 
@@ -130,11 +128,12 @@ def files(board, remote_paths: Iterable[str] | None) -> dict[str, bytes | None]:
     for track in TRACKS.values():  # a track that left the board: its files go too
         if track not in with_systems and systems_path(track.name) in remote:
             out[systems_path(track.name)] = None
-    out[CARD] = card(with_systems, with_units).encode()
+    snap = board.refresher.snapshot
+    out[CARD] = card(with_systems, with_units, snap.commit if snap is not None else None).encode()
     return out
 
 
-def card(tracks: list[Track], with_units: list[Track]) -> str:
+def card(tracks: list[Track], with_units: list[Track], commit: str | None = None) -> str:
     """The dataset card: configs for `datasets`, then columns, metric definitions, licence and citation."""
     configs = []
     for t in tracks:
@@ -149,6 +148,7 @@ def card(tracks: list[Track], with_units: list[Track]) -> str:
         "# RAG leaderboard results\n",
         "The board's scores, written by the board itself each time its results change. "
         "Every number is recomputed by the board from the submitted predictions against hidden gold.\n",
+        f"Submissions repo commit of these rows: `{commit}`.\n" if commit else "",
         "```python\nfrom datasets import load_dataset\n"
         + "".join(f'load_dataset(REPO, "{t.name}")  # one row per system\n' for t in tracks[:1])
         + "".join(f'load_dataset(REPO, "{t.name}{UNITS_SUFFIX}")  # per-unit scores\n' for t in with_units[:1])
@@ -163,8 +163,8 @@ def card(tracks: list[Track], with_units: list[Track]) -> str:
         "| `judge`, `judging` | the judge of the answer metrics, and whether judging is still under way |\n"
         "| `status`, `errors`, `flag`, `flag_reason` | scored / invalid / pending, problems found, maintainers' flag |\n"
         "| `submitted`, `user` | when and by whom it was submitted |\n"
-        "| `submission`, `sha256`, `results_key`, `commit` | the submission file, its content hash, "
-        "its results-cache key, and the submissions repo commit scored |\n",
+        "| `submission`, `sha256`, `results_key` | the submission file in the submissions repo (at the commit "
+        "named above), its content hash, and its results-cache key |\n",
         "`<track>_units` has one row per (`id`, `metric`, `unit`) with the unit's `score`.\n",
     ]
     for t in tracks:
