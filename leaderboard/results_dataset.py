@@ -107,9 +107,9 @@ def files(board, remote_paths: Iterable[str] | None) -> dict[str, bytes | None]:
         with_systems.append(track)
         out[systems_path(track.name)] = parquet_bytes(frame)
         wanted = set()
-        scored = frame.loc[frame["status"] == "scored", "id"]
-        for entry_id in scored:
-            entry = board.entry(entry_id)
+        by_id = {e.id: e for e in board.entries(track.name)}  # one pass: board.entry() scans every entry
+        for entry_id in frame.loc[frame["status"] == "scored", "id"]:
+            entry = by_id.get(entry_id)
             if entry is None or not entry.key:
                 continue
             path = units_path(track.name, entry.id, entry.key)
