@@ -8,6 +8,7 @@ judge, so an unchanged submission is never rescored.
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import json
@@ -506,6 +507,7 @@ def result_file_problem(name: str, path: Path) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=64)  # a handful of judge names, asked for once per cached key at start-up
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 

@@ -207,3 +207,37 @@ def test_a_results_repo_index_is_pulled_checked_and_served_on_a_fresh_disk(fake_
     assert shown(board(tmp_path / "c")) == before  # the bad index is not installed: rows from the summaries
     assert len(summary_reads) == 3
     assert not index_file(tmp_path / "c", "vdr").read_bytes().startswith(b'{"format": 1, "rows": "nope"')
+
+
+def test_a_restarted_local_store_reads_no_unchanged_submission_and_never_trusts_a_stale_hash(tmp_path, monkeypatch):
+    from leaderboard.store.local import HASHES_FILE, LocalStore
+
+    root = tmp_path / "local"
+    first = {f.path: f.sha256 for f in LocalStore(root, demo_dir=DEMO).pull().files}
+    assert len(first) == DEMO_SYSTEMS
+    opened: list[str] = []
+    original = open
+
+    def spy(file, *args, **kwargs):
+        if str(file).startswith(str(DEMO)):
+            opened.append(str(file))
+        return original(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", spy)
+    assert {f.path: f.sha256 for f in LocalStore(root, demo_dir=DEMO).pull().files} == first
+    assert opened == []  # every hash from the saved ones
+
+    # One saved hash is wrong for its file as it is now (rewritten in place, its size and mtime restored):
+    # its ctime differs, so the file is read and hashed again.
+    saved = json.loads((root / HASHES_FILE).read_text())
+    victim = sorted(saved)[0]
+    saved[victim][2] -= 1
+    saved[victim][3] = "0" * 64
+    (root / HASHES_FILE).write_text(json.dumps(saved))
+    assert {f.path: f.sha256 for f in LocalStore(root, demo_dir=DEMO).pull().files} == first
+    assert opened == [victim]
+
+    (root / HASHES_FILE).write_text("[garbage")  # unreadable: everything is hashed again, nothing wrong
+    opened.clear()
+    assert {f.path: f.sha256 for f in LocalStore(root, demo_dir=DEMO).pull().files} == first
+    assert len(opened) == DEMO_SYSTEMS
