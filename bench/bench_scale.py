@@ -44,6 +44,7 @@ TARGET_STARTUP_S, TARGET_RSS_MB = 1.0, 1024.0
 
 def templates(work: Path) -> dict[str, list[tuple[dict, bytes]]]:
     """(summary, per-unit file bytes) of every scored demo system, by track, as a judged board leaves them."""
+    from leaderboard import results_index
     from leaderboard.service import Board
     from leaderboard.settings import Settings
     from leaderboard.store import StoreSettings
@@ -56,7 +57,8 @@ def templates(work: Path) -> dict[str, list[tuple[dict, bytes]]]:
     for e in board.entries():
         if e.status == "scored":
             npz = work / "results" / f"{e.key}.npz"
-            out.setdefault(e.summary["track"], []).append((e.summary, npz.read_bytes() if npz.exists() else b""))
+            summary = results_index.plain(e.summary)
+            out.setdefault(summary["track"], []).append((summary, npz.read_bytes() if npz.exists() else b""))
     return out
 
 

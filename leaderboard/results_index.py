@@ -152,6 +152,14 @@ def _first_byte(raw: msgspec.Raw) -> bytes:
     return bytes(memoryview(raw)[:1])
 
 
+def plain(summary: Mapping) -> dict:
+    """A summary with its breakdowns as a plain dict (what `json.dumps` needs; LazyBreakdowns is a read-only Mapping)."""
+    out = dict(summary)
+    if isinstance(out.get("breakdowns"), LazyBreakdowns):
+        out["breakdowns"] = {axis: dict(cells) for axis, cells in out["breakdowns"].items()}
+    return out
+
+
 def encode(track: str, metric_version: str, rows: list[IndexRow]) -> bytes:
     return _ENCODER.encode(IndexFile(INDEX_FORMAT, metric_version, track, rows))
 

@@ -324,6 +324,11 @@ class ResultsCache:
             self._written.update(written)
         return written
 
+    def mark_written(self, names: Iterable[str]) -> None:
+        """Count files as written since the last `take_written` (handed over from another cache object)."""
+        with self._index_lock:
+            self._written.update(names)
+
     def take_written(self) -> set[str]:
         """Files (relative to the folder) written since the last call: what RESULTS_REPO has not been sent."""
         with self._index_lock:

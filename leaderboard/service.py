@@ -130,7 +130,7 @@ class Board:
             if self.store.pull_results(self.settings.results_dir):
                 written = self.rescorer.cache.take_written()
                 self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)  # re-index the folder
-                self.rescorer.cache._written |= written  # still to push
+                self.rescorer.cache.mark_written(written)  # still to push
             self._results_pulled = True
         except StoreError as exc:
             log.warning("results cache not pulled: %s", exc)
@@ -259,16 +259,18 @@ class Board:
     def _push_now(self) -> None:
         with self._push_lock:  # one push at a time: the timer's and the refresher's
             try:
-                # The first push of a process compares every local file (changed=None): a previous run may have
-                # stopped before pushing; later ones send only what was written since.
-                written = self.rescorer.cache.take_written()
-                changed = written if self._pushed_once else None
                 remote = getattr(self.store, "results_repo_paths", lambda: None)()
                 extra = results_dataset.files(self, remote)
-                self.store.push_results(self.settings.results_dir, changed=changed, extra=extra)
+                # The first push of a process compares every local file (changed=None): a previous run may have
+                # stopped before pushing; later ones send only what was written since (the store keeps what
+                # a failed push did not send).
+                written = self.rescorer.cache.take_written()
+                self.store.push_results(self.settings.results_dir, changed=written if self._pushed_once else None, extra=extra)
                 self._pushed_once = True
             except StoreError as exc:
                 log.warning("results not pushed: %s", exc)
+            except Exception:  # a bug building the dataset view must not stop the judge or the refresher
+                log.exception("results not pushed")
 
     # ---- reading -------------------------------------------------------------------------
     def entries(self, track: str | None = None) -> list[Entry]:

@@ -68,12 +68,12 @@ def _atomic_write(target: Path, data: bytes, *, overwrite: bool) -> None:
 HASHES_FILE = ".state/hashes.json"  # outside submissions/: never scanned
 
 
-def _load_hashes(path: Path) -> dict[Path, tuple]:
+def _load_hashes(path: Path) -> dict[str, tuple]:
     """The saved hashes; an unreadable or malformed file only costs reading the submissions again."""
     try:
         raw = json.loads(path.read_bytes())
         return {
-            Path(name): tuple(entry)
+            name: tuple(entry)
             for name, entry in raw.items()
             if isinstance(entry, list)
             and len(entry) == 4
@@ -87,9 +87,9 @@ def _load_hashes(path: Path) -> dict[Path, tuple]:
         return {}
 
 
-def _save_hashes(path: Path, hashes: dict[Path, tuple]) -> None:
+def _save_hashes(path: Path, hashes: dict[str, tuple]) -> None:
     try:
-        _atomic_write(path, json.dumps({str(f): list(v) for f, v in hashes.items()}).encode(), overwrite=True)
+        _atomic_write(path, json.dumps({f: list(v) for f, v in hashes.items()}).encode(), overwrite=True)
     except OSError:
         pass  # a read-only disk: hashed again next start, nothing wrong
 
@@ -112,7 +112,7 @@ class LocalStore(Store):
         # file -> (size, mtime_ns, sha256), so a pull rehashes only what changed on disk.
         # Persisted (HASHES_FILE), so a restart does not read every submission again: with ctime, which no
         # tool can set back, a file rewritten in place is hashed again whatever its size and mtime say.
-        self._hash_cache: dict[Path, tuple] = _load_hashes(self.root / HASHES_FILE)
+        self._hash_cache: dict[str, tuple] = _load_hashes(self.root / HASHES_FILE)  # by str(path): no Path objects
         self._hashes_dirty = False
         self._previous: dict[str, tuple] | None = None
         # Outside submissions/ (never scanned): the flags kept in force when flags.json breaks.
@@ -125,7 +125,7 @@ class LocalStore(Store):
 
     def _sha256(self, file: Path) -> str:
         st = file.stat()
-        cached = self._hash_cache.get(file)
+        cached = self._hash_cache.get(str(file))
         if cached and cached[:3] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
             return cached[3]
         h = hashlib.sha256()
@@ -133,7 +133,7 @@ class LocalStore(Store):
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
         digest = h.hexdigest()
-        self._hash_cache[file] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest)
+        self._hash_cache[str(file)] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest)
         self._hashes_dirty = True
         return digest
 
@@ -201,7 +201,8 @@ class LocalStore(Store):
             self._previous = signatures
             if self._hashes_dirty:
                 self._hashes_dirty = False
-                _save_hashes(self.root / HASHES_FILE, {f: self._hash_cache[f] for _, f, _, _ in found if f in self._hash_cache})
+                kept = (str(f) for _, f, _, _ in found)
+                _save_hashes(self.root / HASHES_FILE, {f: self._hash_cache[f] for f in kept if f in self._hash_cache})
             return Snapshot(
                 commit=f"local-{commit_hash.hexdigest()[:12]}",
                 fetched_at=_utcnow(),
