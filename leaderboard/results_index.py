@@ -1,6 +1,9 @@
-"""The results index: one file per track holding every cached summary, so start-up reads 3 files, not 10,000.
+"""The results index: a few files per track holding every cached summary, so start-up reads 48 files, not 10,000.
 
-    results/index/<track>.json   {"format", "metric_version", "track", "rows": [{"key", "size", "head", "breakdowns"}]}
+    results/index/<track>/<h>.json   {"format", "metric_version", "name", "rows": [{"key", "size", "head", "breakdowns"}]}
+
+sixteen files per track (`h`: the first hex digit of the submission hash), so a
+change rewrites and pushes a sixteenth of a track's rows.
 
 A row is the summary stored under `results/<key>.json`, split in two: `head`
 (identity, system, status, headline metrics with CIs, errors...) decoded at
@@ -58,7 +61,7 @@ class IndexRow(msgspec.Struct, forbid_unknown_fields=True):
 class IndexFile(msgspec.Struct, forbid_unknown_fields=True):
     format: int
     metric_version: str
-    track: str
+    name: str  # "<track>/<shard>": which rows it may hold (index_name)
     rows: list[IndexRow]
 
 
@@ -120,9 +123,16 @@ def index_path(root: Path, name: str) -> Path:
 
 
 def index_name(key: str) -> str:
-    """Which index file holds the row of results-cache key `key` (its track, or UNTRACKED)."""
+    """Which index file holds the row of results-cache key `key`: "<track (or UNTRACKED)>/<first hex digit of its hash>".
+
+    Sixteen files per track: a change rewrites (and pushes) a sixteenth of a track's rows, not all of them.
+    """
     track = key.split(".")[1] if key.count(".") >= 4 else "-"
-    return UNTRACKED if track == "-" else track
+    shard = key[:1] if key[:1] in _HEX else "_"
+    return f"{UNTRACKED if track == '-' else track}/{shard}"
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 def max_index_bytes(summaries: int) -> int:
@@ -160,32 +170,34 @@ def plain(summary: Mapping) -> dict:
     return out
 
 
-def encode(track: str, metric_version: str, rows: list[IndexRow]) -> bytes:
-    return _ENCODER.encode(IndexFile(INDEX_FORMAT, metric_version, track, rows))
+def encode(name: str, metric_version: str, rows: list[IndexRow]) -> bytes:
+    return _ENCODER.encode(IndexFile(INDEX_FORMAT, metric_version, name, rows))
 
 
-def decode(data: bytes, track: str, metric_version: str) -> tuple[IndexFile | None, str | None]:
-    """(index, None) when `data` is an index of this format, track and metric version; else (None, why)."""
+def decode(data: bytes, name: str, metric_version: str) -> tuple[IndexFile | None, str | None]:
+    """(index, None) when `data` is the index file `name` of this format and metric version; else (None, why)."""
     try:
         index = _DECODER.decode(data)
     except (msgspec.DecodeError, RecursionError) as exc:
         return None, f"does not match the index schema ({str(exc)[:120]})"
-    if index.track != track:
-        return None, f"is the index of {index.track[:40]!r}"
     if index.format != INDEX_FORMAT or index.metric_version != metric_version:
         return None, OBSOLETE
+    if index.name != name:
+        return None, f"is the index {index.name[:40]!r}"
     for row in index.rows:
+        if index_name(row.key) != name:
+            return None, f"holds a row of another index ({row.key[:80]!r})"
         if _first_byte(row.breakdowns) not in (b"{", b"n") or "breakdowns" in row.head:
             return None, f"has breakdowns that are not an object (row {row.key[:80]!r})"
     return index, None
 
 
-def read(root: Path, track: str, metric_version: str, summaries: int) -> tuple[IndexFile | None, int, str | None]:
-    """(index, its mtime_ns, problem) of a track's index file; (None, 0, None) when there is none.
+def read(root: Path, name: str, metric_version: str, summaries: int) -> tuple[IndexFile | None, int, str | None]:
+    """(index, its mtime_ns, problem) of index file `name`; (None, 0, None) when there is none (or an obsolete one).
 
-    A file over `max_index_bytes(summaries)` is not read at all.
+    A file over `max_index_bytes(summaries)` (`summaries`: the summary files it may index) is not read at all.
     """
-    path = index_path(root, track)
+    path = index_path(root, name)
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -199,24 +211,26 @@ def read(root: Path, track: str, metric_version: str, summaries: int) -> tuple[I
         data = path.read_bytes()
     except OSError as exc:
         return None, 0, f"cannot be read ({type(exc).__name__})"
-    index, problem = decode(data, track, metric_version)
+    index, problem = decode(data, name, metric_version)
     if problem == OBSOLETE:  # written before a metric version bump (or by an older layout): nothing wrong
         return None, 0, None
     return index, st.st_mtime_ns, problem
 
 
-def file_problem(name: str, path: Path, metric_version: str) -> str | None:
-    """Why a pulled `index/<track>.json` must not be installed (None when it decodes as an index of that track)."""
-    track = name[:-5] if name.endswith(".json") else ""
+def file_problem(rel: str, path: Path, metric_version: str) -> str | None:
+    """Why a pulled index file (`rel`: its path under index/, "<track>/<shard>.json") must not be installed."""
+    name = rel[:-5] if rel.endswith(".json") else ""
+    if name.count("/") != 1:
+        return "is not an index file"
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         return f"unreadable ({type(exc).__name__})"
-    return decode(data, track, metric_version)[1]
+    return decode(data, name, metric_version)[1]
 
 
-def write(root: Path, track: str, metric_version: str, rows: list[IndexRow], atomic_write) -> None:
-    path = index_path(root, track)
+def write(root: Path, name: str, metric_version: str, rows: list[IndexRow], atomic_write) -> None:
+    path = index_path(root, name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = encode(track, metric_version, sorted(rows, key=lambda r: r.key))
+    data = encode(name, metric_version, sorted(rows, key=lambda r: r.key))
     atomic_write(path, lambda fh: fh.write(data))

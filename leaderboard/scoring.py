@@ -8,6 +8,7 @@ judge, so an unchanged submission is never rescored.
 
 from __future__ import annotations
 
+import collections
 import functools
 import gc
 import hashlib
@@ -255,9 +256,9 @@ class ResultsCache:
     def _load_index(self, units_files: set[str]) -> None:
         """Rows of the index files that still stand for their summaries (see results_index.py); the rest dropped."""
         listed = {k for keys in self._index.values() for k in keys}
-        names = {results_index.index_name(k) for k in listed}
-        for name in sorted(names):
-            index, mtime_ns, problem = results_index.read(self.root, name, METRIC_VERSION, len(listed))
+        names = collections.Counter(results_index.index_name(k) for k in listed)
+        for name, summaries in sorted(names.items()):
+            index, mtime_ns, problem = results_index.read(self.root, name, METRIC_VERSION, summaries)
             if problem is not None and f"{results_index.INDEX_DIR}/{name}.json" not in self._reported:
                 self._reported.add(f"{results_index.INDEX_DIR}/{name}.json")
                 log.warning("results cache: %s/%s.json %s; rebuilt from the summaries", results_index.INDEX_DIR, name, problem)

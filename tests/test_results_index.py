@@ -63,14 +63,19 @@ def summary_reads(monkeypatch):
     return reads
 
 
-def index_file(data_dir: Path, track: str) -> Path:
-    return results_index.index_path(data_dir / "results", track)
+def index_file(data_dir: Path, key: str) -> Path:
+    """The index file holding the row of results-cache key `key`."""
+    return results_index.index_path(data_dir / "results", results_index.index_name(key))
+
+
+def index_files(data_dir: Path, track: str) -> list[Path]:
+    return sorted((data_dir / "results" / results_index.INDEX_DIR / track).glob("*.json"))
 
 
 def test_a_restart_serves_every_row_from_the_index_without_reading_one_summary(tmp_path, summary_reads):
     before = shown(local_board(tmp_path))
     assert len(before) == DEMO_SYSTEMS
-    assert all(index_file(tmp_path, t).is_file() for t in TRACKS)
+    assert all(index_files(tmp_path, t) for t in TRACKS)
     summary_reads.clear()
     board = local_board(tmp_path)
     assert shown(board) == before  # same rows, same numbers, breakdowns included
@@ -111,8 +116,10 @@ def test_breakdowns_from_the_index_read_like_the_dict_they_stand_for(tmp_path):
     ["garbage", "truncated", "a list", "another metric version", "a row of the wrong shape", "breakdowns not an object"],
 )
 def test_a_damaged_index_is_ignored_logged_once_and_rebuilt_from_the_summaries(tmp_path, caplog, damage):
-    before = shown(local_board(tmp_path))
-    path = index_file(tmp_path, "vdr")
+    first = local_board(tmp_path)
+    before = shown(first)
+    name = results_index.index_name(first.entries("vdr")[0].key)
+    path = results_index.index_path(tmp_path / "results", name)
     raw = path.read_bytes()
     if damage == "garbage":
         path.write_bytes(b"\x00\xff not json")
@@ -132,17 +139,18 @@ def test_a_damaged_index_is_ignored_logged_once_and_rebuilt_from_the_summaries(t
     caplog.set_level(logging.WARNING)
     board = local_board(tmp_path)
     assert shown(board) == before
-    problems = [r.getMessage() for r in caplog.records if "index/vdr.json" in r.getMessage()]
+    problems = [r.getMessage() for r in caplog.records if f"index/{name}.json" in r.getMessage()]
     assert len(problems) == (0 if damage == "another metric version" else 1)  # an older layout is not an error
     assert str(tmp_path) not in "".join(problems)
-    assert results_index.decode(path.read_bytes(), "vdr", scoring.METRIC_VERSION)[1] is None  # rewritten, sound
+    assert results_index.decode(path.read_bytes(), name, scoring.METRIC_VERSION)[1] is None  # rewritten, sound
     local_board(tmp_path)
-    assert len([r for r in caplog.records if "index/vdr.json" in r.getMessage()]) == len(problems)  # not again
+    assert len([r for r in caplog.records if f"index/{name}.json" in r.getMessage()]) == len(problems)  # not again
 
 
 def test_an_index_larger_than_its_summaries_can_justify_is_not_read(tmp_path, caplog, monkeypatch, summary_reads):
     before = shown(local_board(tmp_path))
     monkeypatch.setattr(results_index, "MAX_ROW_BYTES", 16)  # every real index is now "too large"
+    monkeypatch.setattr(results_index, "INDEX_HEADER_BYTES", 0)
     decoded = []
     monkeypatch.setattr(results_index, "decode", lambda *a: decoded.append(a) or (None, "decoded"))
     caplog.set_level(logging.WARNING)
@@ -178,7 +186,8 @@ def test_rows_whose_summary_or_units_file_is_gone_are_dropped_and_those_systems_
     board = local_board(tmp_path)
     assert shown(board) == before
     assert (tmp_path / "results" / f"{x.key}.json").is_file() and (tmp_path / "results" / f"{y.key}.npz").is_file()
-    assert {x.key, y.key} <= {r["key"] for r in json.loads(index_file(tmp_path, "vdr").read_text())["rows"]}
+    for k in (x.key, y.key):
+        assert k in {r["key"] for r in json.loads(index_file(tmp_path, k).read_text())["rows"]}
 
 
 def test_a_results_repo_index_is_pulled_checked_and_served_on_a_fresh_disk(fake_hub, tmp_path, summary_reads):  # noqa: F811
@@ -198,18 +207,21 @@ def test_a_results_repo_index_is_pulled_checked_and_served_on_a_fresh_disk(fake_
         )
         return Board(Settings(data_dir=data_dir, judge="none"), settings).start(background=False)
 
-    before = shown(board(tmp_path / "a"))
+    first = board(tmp_path / "a")
+    before = shown(first)
     published = fake_hub.files("org/results")
-    assert "results/index/vdr.json" in published
+    victim = first.entries("vdr")[0]
+    name = results_index.index_name(victim.key)
+    assert f"results/index/{name}.json" in published
     summary_reads.clear()
     assert shown(board(tmp_path / "b")) == before  # a fresh disk: summaries and index pulled
     assert summary_reads == []  # every row served from the pulled index
 
-    fake_hub.commit("org/results", {"results/index/vdr.json": b'{"format": 1, "rows": "nope"}'})
+    fake_hub.commit("org/results", {f"results/index/{name}.json": b'{"format": 1, "rows": "nope"}'})
     summary_reads.clear()
-    assert shown(board(tmp_path / "c")) == before  # the bad index is not installed: rows from the summaries
-    assert len(summary_reads) == 3
-    assert not index_file(tmp_path / "c", "vdr").read_bytes().startswith(b'{"format": 1, "rows": "nope"')
+    assert shown(board(tmp_path / "c")) == before  # the bad index is not installed: its rows from the summaries
+    assert summary_reads == [f"{e.key}.json" for e in first.entries("vdr") if results_index.index_name(e.key) == name]
+    assert not index_file(tmp_path / "c", victim.key).read_bytes().startswith(b'{"format": 1, "rows": "nope"')
 
 
 def test_a_restarted_local_store_reads_no_unchanged_submission_and_never_trusts_a_stale_hash(tmp_path, monkeypatch):

@@ -3,7 +3,7 @@
 Result files are named by content hash + metric version, so a name already in
 the repo is never uploaded again; a file that fails its check on the way down is
 skipped (the board rescores that submission) and replaced by the next push.
-The results index (results/index/<track>.json) and the dataset view
+The results index (results/index/<track>/<h>.json) and the dataset view
 (results_dataset.py: README.md, data/...) are rewritten in place and sent when
 their bytes differ from the repo's. A push is one commit; after the first
 listing of the repo it lists nothing and considers only what changed.
@@ -171,7 +171,7 @@ class ResultsRepo:
                     continue
                 source = self.client.download(self.repo_id, path, head)
                 if rel.parts[0] == INDEX_DIR:
-                    problem = file_problem(rel.name, source, METRIC_VERSION) if len(rel.parts) == 2 else "is not an index"
+                    problem = file_problem("/".join(rel.parts[1:]), source, METRIC_VERSION)
                 else:
                     problem = result_file_problem(rel.name, source)
                 if problem is not None:
