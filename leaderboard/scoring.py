@@ -8,15 +8,18 @@ judge, so an unchanged submission is never rescored.
 
 from __future__ import annotations
 
+import collections
+import functools
 import gc
 import hashlib
 import json
 import logging
 import os
 import tempfile
+import threading
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from . import results_index
 from .fastpath import fast_parse
 from .problems import Problem, Problems, SubmissionError
 from .submission import DEFAULT_MAX_BYTES, FALLBACK_LIMITS, Limits, parse_raw, read_bytes, read_file
@@ -225,6 +229,13 @@ class ResultsCache:
         self.root.mkdir(parents=True, exist_ok=True)
         self._index: dict[str, list[str]] | None = None
         self._reported: set[str] = set()  # bad files already logged: once per process, not per request
+        # The results index (results_index.py): key -> row of every summary known sound, by index file;
+        # summaries served from it are not read from their files. Index files to rewrite in `_dirty`.
+        self._rows: dict[str, dict[str, results_index.IndexRow]] = {}
+        self._summaries: dict[str, dict] = {}
+        self._dirty: set[str] = set()
+        self._index_lock = threading.RLock()  # the refresher and the judge threads both store results
+        self._written: set[str] = set()  # files written since `take_written` (what a push must send)
 
     @staticmethod
     def key(sha256: str, track: str | None, gold_sha: str | None, judge: str) -> str:
@@ -233,10 +244,97 @@ class ResultsCache:
     def _keys_for(self, sha256: str) -> list[str]:
         if self._index is None:  # one directory listing, then in memory
             self._index = {}
+            units_files = set()
             for entry in os.scandir(self.root):
                 if entry.name.endswith(".json"):
                     self._index.setdefault(entry.name.split(".", 1)[0], []).append(entry.name[:-5])
+                elif entry.name.endswith(".npz"):
+                    units_files.add(entry.name[:-4])
+            self._load_index(units_files)
         return self._index.get(sha256, [])
+
+    def _load_index(self, units_files: set[str]) -> None:
+        """Rows of the index files that still stand for their summaries (see results_index.py); the rest dropped."""
+        listed = {k for keys in self._index.values() for k in keys}
+        names = collections.Counter(results_index.index_name(k) for k in listed)
+        for name, summaries in sorted(names.items()):
+            index, mtime_ns, problem = results_index.read(self.root, name, METRIC_VERSION, summaries)
+            if problem is not None and f"{results_index.INDEX_DIR}/{name}.json" not in self._reported:
+                self._reported.add(f"{results_index.INDEX_DIR}/{name}.json")
+                log.warning("results cache: %s/%s.json %s; rebuilt from the summaries", results_index.INDEX_DIR, name, problem)
+            rows = self._rows.setdefault(name, {})
+            for row in index.rows if index is not None else ():
+                if row.key in rows:  # stored by this process before the index was read: newer
+                    continue
+                summary = self._row_summary(row, mtime_ns, listed, units_files)
+                if summary is not None:
+                    rows[row.key] = row
+                    self._summaries[row.key] = summary
+            if index is None or len(rows) != len(index.rows):
+                self._dirty.add(name)
+            if index is not None and len(rows) != len(index.rows):
+                log.info(
+                    "results index %s: %d of %d rows stale or unsound, read from their summaries",
+                    name,
+                    len(index.rows) - len(rows),
+                    len(index.rows),
+                )
+
+    def _row_summary(self, row, index_mtime_ns: int, listed: set[str], units_files: set[str]) -> dict | None:
+        """The summary an index row stands for, when its file is there, unchanged since the index, and sound."""
+        if row.key not in listed:
+            return None
+        try:
+            st = os.stat(f"{self.root}/{row.key}.json")  # a str path: pathlib costs more than the stat
+        except OSError:
+            return None
+        # Written after the index (same clock tick included): the file may differ from the row; read it instead.
+        if st.st_size != row.size or st.st_mtime_ns >= index_mtime_ns:
+            return None
+        summary = results_index.summary_of(row)
+        if summary_problem(row.key, summary) is not None:
+            return None
+        if expected_unit_keys(summary) and row.key not in units_files:
+            return None
+        return summary
+
+    def _remember(self, key: str, size: int, summary: dict) -> None:
+        name = results_index.index_name(key)
+        row = results_index.as_row(key, size, summary)
+        with self._index_lock:
+            self._rows.setdefault(name, {})[key] = row
+            self._summaries[key] = summary
+            self._dirty.add(name)
+
+    def _forget(self, key: str) -> None:
+        name = results_index.index_name(key)
+        with self._index_lock:
+            if self._rows.get(name, {}).pop(key, None) is not None:
+                self._dirty.add(name)
+            self._summaries.pop(key, None)
+
+    def write_index(self) -> list[str]:
+        """Rewrite the index files whose rows changed since they were read or written; their names."""
+        written = []
+        with self._index_lock:
+            for name in sorted(self._dirty):
+                rows = list(self._rows.get(name, {}).values())
+                results_index.write(self.root, name, METRIC_VERSION, rows, _atomic_write)
+                written.append(f"{results_index.INDEX_DIR}/{name}.json")
+            self._dirty.clear()
+            self._written.update(written)
+        return written
+
+    def mark_written(self, names: Iterable[str]) -> None:
+        """Count files as written since the last `take_written` (handed over from another cache object)."""
+        with self._index_lock:
+            self._written.update(names)
+
+    def take_written(self) -> set[str]:
+        """Files (relative to the folder) written since the last call: what RESULTS_REPO has not been sent."""
+        with self._index_lock:
+            written, self._written = self._written, set()
+        return written
 
     def find(self, sha256: str, gold_shas: dict[str, str], judge: str) -> str | None:
         """A cached key valid for the current gold, metric version and judge."""
@@ -258,9 +356,12 @@ class ResultsCache:
 
     def load(self, key: str) -> dict | None:
         """The summary stored under `key`, or None (discarded, logged once) when it is unsound."""
+        if key in self._summaries:  # from the index, checked when it was read
+            return self._summaries[key]
         path = self.root / f"{key}.json"
         try:
-            summary = json.loads(path.read_bytes())
+            data = path.read_bytes()
+            summary = json.loads(data)
         except FileNotFoundError:
             problem = "file missing"
         except (OSError, ValueError, RecursionError) as exc:
@@ -268,6 +369,7 @@ class ResultsCache:
         else:
             problem = summary_problem(key, summary) or self._units_file_problem(key, summary)
         if problem is None:
+            self._remember(key, len(data), summary)
             return summary
         self.discard(key, problem)
         return None
@@ -307,6 +409,7 @@ class ResultsCache:
     def discard(self, key: str, problem: str) -> None:
         """Forget a bad entry: logged once, its files removed so it is rescored and rewritten."""
         self._report(f"{key}.json", problem)
+        self._forget(key)
         for suffix in (".json", ".npz"):
             (self.root / f"{key}{suffix}").unlink(missing_ok=True)
         if self._index is not None:
@@ -324,8 +427,13 @@ class ResultsCache:
         key = self.key(s["sha256"], s.get("track"), s.get("gold_sha256"), s.get("judge", NO_JUDGE))
         if result.units:
             _atomic_write(self.root / f"{key}.npz", lambda fh: np.savez(fh, **{_escape(k): v for k, v in result.units.items()}))
-        _atomic_write(self.root / f"{key}.json", lambda fh: fh.write(json.dumps(s, ensure_ascii=False).encode()))
+        data = json.dumps(s, ensure_ascii=False).encode()
+        _atomic_write(self.root / f"{key}.json", lambda fh: fh.write(data))
+        with self._index_lock:
+            self._written.update([f"{key}.json", f"{key}.npz"] if result.units else [f"{key}.json"])
         self._reported.discard(f"{key}.json")
+        self._forget(key)
+        self._remember(key, len(data), s)
         if self._index is not None and key not in (keys := self._index.setdefault(s["sha256"], [])):
             keys.append(key)
         return key
@@ -349,6 +457,9 @@ def expected_unit_keys(summary: dict) -> set[str]:
     return {m.key for m in track.metrics if m.has_ci and m.key in overall}
 
 
+_STR_OR_NONE = (str, type(None))  # a tuple: `str | None` would build a union object on every call
+
+
 def summary_problem(key: str, summary: Any) -> str | None:
     """Why a stored summary cannot be served under `key` (None when it can)."""
     if not isinstance(summary, dict):
@@ -356,7 +467,7 @@ def summary_problem(key: str, summary: Any) -> str | None:
     if summary.get("metric_version") != METRIC_VERSION:
         return f"has metric version {str(summary.get('metric_version'))[:20]!r}, not {METRIC_VERSION!r}"
     sha, track, gold, judge = (summary.get(k) for k in ("sha256", "track", "gold_sha256", "judge"))
-    if not all(isinstance(v, str | None) for v in (sha, track, gold, judge)) or not sha:
+    if not all(isinstance(v, _STR_OR_NONE) for v in (sha, track, gold, judge)) or not sha:
         return "lacks its identity (sha256, track, gold, judge)"
     if ResultsCache.key(sha, track, gold, judge or NO_JUDGE) != key:
         return "belongs to another key (its sha256, track, gold or judge differ from the file name)"
@@ -365,7 +476,7 @@ def summary_problem(key: str, summary: Any) -> str | None:
         return f"has status {str(status)[:20]!r}"
     if not isinstance(summary.get("system"), dict) or not isinstance(summary.get("errors"), list):
         return "lacks system or errors"
-    if status == "scored" and not all(isinstance(summary.get(k), dict) for k in ("overall", "ci", "breakdowns")):
+    if status == "scored" and not all(isinstance(summary.get(k), Mapping) for k in ("overall", "ci", "breakdowns")):
         return "lacks overall, ci or breakdowns"
     return None
 
@@ -402,6 +513,7 @@ def result_file_problem(name: str, path: Path) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=64)  # a handful of judge names, asked for once per cached key at start-up
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 

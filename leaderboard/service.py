@@ -12,6 +12,7 @@ import logging
 import queue
 import re
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import ranking
+from . import ranking, results_dataset
 from .compare import compare
 from .gold import demo_tracks, gold_labels
 from .limits import InvalidLedger
@@ -87,6 +88,11 @@ class Board:
             self.store_settings.invalid_ledger_path, self.store_settings.invalid_submissions_per_day
         )
         self._validations = threading.BoundedSemaphore(VALIDATIONS_AT_ONCE)
+        # Results pushes, batched (see _push_results).
+        self._push_state_lock, self._push_lock = threading.Lock(), threading.Lock()
+        self._push_timer: threading.Timer | None = None
+        self._last_push = float("-inf")
+        self._pushed_once = False
 
     def _make_judge(self):
         if self.settings.judge == "none":
@@ -127,6 +133,11 @@ class Board:
 
     def stop(self) -> None:
         self.refresher.stop()
+        with self._push_state_lock:
+            timer, self._push_timer = self._push_timer, None
+        if timer is not None:  # a deferred push: sent now rather than lost
+            timer.cancel()
+            self._push_now()
         self._judge_queue.put("")  # wakes the worker, which then exits
         if self._judge_thread:
             self._judge_thread.join(5)
@@ -209,7 +220,9 @@ class Board:
     def _pull_results(self) -> None:
         try:
             if self.store.pull_results(self.settings.results_dir):
+                written = self.rescorer.cache.take_written()
                 self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)  # re-index the folder
+                self.rescorer.cache.mark_written(written)  # still to push
             self._results_pulled = True
         except StoreError as exc:
             log.warning("results cache not pulled: %s", exc)
@@ -249,6 +262,7 @@ class Board:
         if changed:
             self._mark_duplicates()
             self._bump()
+            self.rescorer.cache.write_index()
             if push:
                 self._push_results()
 
@@ -299,6 +313,7 @@ class Board:
             entry.judging = False
             self.judge_progress.pop(entry.id, None)
             self._bump()
+            self.rescorer.cache.write_index()
             self._push_results()
 
     def _bump(self) -> None:
@@ -306,12 +321,44 @@ class Board:
             self.version += 1
 
     def _push_results(self) -> None:
+        """Push what changed to RESULTS_REPO: at most one commit per refresh interval (later changes wait for the next).
+
+        Started in the background, a push within `refresh_seconds` of the last is deferred to a timer, which
+        sends everything that changed meanwhile in one commit; without background (CLI, tests) it is sent now.
+        """
         if not self.store_settings.results_repo:
             return
-        try:
-            self.store.push_results(self.settings.results_dir)
-        except StoreError as exc:
-            log.warning("results not pushed: %s", exc)
+        with self._push_state_lock:
+            wait = self._last_push + self.store_settings.refresh_seconds - time.monotonic()
+            if self._judge_thread is not None and self._judge_thread.is_alive() and wait > 0:
+                if self._push_timer is None:
+                    self._push_timer = threading.Timer(wait, self._push_deferred)
+                    self._push_timer.daemon = True
+                    self._push_timer.start()
+                return
+            self._last_push = time.monotonic()
+        self._push_now()
+
+    def _push_deferred(self) -> None:
+        with self._push_state_lock:
+            self._push_timer, self._last_push = None, time.monotonic()
+        self._push_now()
+
+    def _push_now(self) -> None:
+        with self._push_lock:  # one push at a time: the timer's and the refresher's
+            try:
+                remote = getattr(self.store, "results_repo_paths", lambda: None)()
+                extra = results_dataset.files(self, remote)
+                # The first push of a process compares every local file (changed=None): a previous run may have
+                # stopped before pushing; later ones send only what was written since (the store keeps what
+                # a failed push did not send).
+                written = self.rescorer.cache.take_written()
+                self.store.push_results(self.settings.results_dir, changed=written if self._pushed_once else None, extra=extra)
+                self._pushed_once = True
+            except StoreError as exc:
+                log.warning("results not pushed: %s", exc)
+            except Exception:  # a bug building the dataset view must not stop the judge or the refresher
+                log.exception("results not pushed")
 
     # ---- reading -------------------------------------------------------------------------
     def entries(self, track: str | None = None) -> list[Entry]:

@@ -716,6 +716,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._openid_configuration()
         if path == "/api/repos/create" and method == "POST":
             return self._create_repo(body)
+        if path == "/api/validate-yaml" and method == "POST":
+            return self._validate_yaml(body)
         if len(parts) >= 4 and parts[0] == "api" and parts[1] in REPO_TYPES:
             repo_type = REPO_TYPES[parts[1]]
             repo_id = f"{unquote(parts[2])}/{unquote(parts[3])}"
@@ -743,6 +745,20 @@ class _Handler(BaseHTTPRequestHandler):
                 file_path = unquote("/".join(parts[offset + 4 :]))
                 return self._resolve(repo_type, repo_id, revision, file_path)
         raise HubError(404, f"Not found: {method} {path}")
+
+    def _validate_yaml(self, body: bytes):
+        """What the Hub checks before a README.md is committed: its YAML front matter parses to a mapping."""
+        import yaml
+
+        content = json.loads(body or b"{}").get("content", "")
+        if content.startswith("---\n"):
+            try:
+                meta = yaml.safe_load(content[4 : content.index("\n---", 4)])
+            except (ValueError, yaml.YAMLError) as exc:
+                return self._json(400, {"errors": [{"message": f"invalid YAML: {exc}"}]})
+            if not isinstance(meta, dict):
+                return self._json(400, {"errors": [{"message": "metadata must be a mapping"}]})
+        return self._json(200, {"errors": [], "warnings": []})
 
     def _whoami(self):
         user = self._require_user()

@@ -53,8 +53,11 @@ class Store(ABC):
         """
         return None
 
-    def push_results(self, local_dir: Path) -> int:
-        """Upload result files missing from the results repo; returns how many were uploaded."""
+    def push_results(self, local_dir: Path, changed=None, extra=None) -> int:
+        """Upload result files missing from the results repo (and the `extra` repo files); how many were sent.
+
+        `changed`: the files of `local_dir` written since the last push, when the caller knows them.
+        """
         return 0
 
     def pull_results(self, local_dir: Path) -> int:

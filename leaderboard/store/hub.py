@@ -118,9 +118,16 @@ class HubStore(Store):
 
     # ---- results cache -------------------------------------------------------------------
 
-    def push_results(self, local_dir: Path) -> int:
-        """Upload result files under `local_dir` that RESULTS_REPO lacks, in one commit (0 without RESULTS_REPO)."""
-        return self._results.push(local_dir) if self._results else 0
+    def push_results(self, local_dir: Path, changed=None, extra=None) -> int:
+        """Upload result files under `local_dir` that RESULTS_REPO lacks, in one commit (0 without RESULTS_REPO).
+
+        See ResultsRepo.push for `changed` (files written since the last push) and `extra` (the dataset view).
+        """
+        return self._results.push(local_dir, changed, extra) if self._results else 0
+
+    def results_repo_paths(self) -> set[str] | None:
+        """Paths RESULTS_REPO holds as last listed or committed by this process (None when not known yet)."""
+        return self._results.remote_paths() if self._results else None
 
     def pull_results(self, local_dir: Path) -> int:
         """Download result files from RESULTS_REPO that `local_dir` lacks (0 without RESULTS_REPO)."""

@@ -10,6 +10,7 @@ submissions were made for; None: every track).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 import threading
@@ -66,6 +67,35 @@ def _atomic_write(target: Path, data: bytes, *, overwrite: bool) -> None:
             os.unlink(tmp)
 
 
+HASHES_FILE = ".state/hashes.json"  # outside submissions/: never scanned
+
+
+def _load_hashes(path: Path) -> dict[str, tuple]:
+    """The saved hashes; an unreadable or malformed file only costs reading the submissions again."""
+    try:
+        raw = json.loads(path.read_bytes())
+        return {
+            name: tuple(entry)
+            for name, entry in raw.items()
+            if isinstance(entry, list)
+            and len(entry) == 4
+            and all(type(v) is int for v in entry[:3])
+            and isinstance(entry[3], str)
+            and len(entry[3]) == 64
+        }
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return {}
+
+
+def _save_hashes(path: Path, hashes: dict[str, tuple]) -> None:
+    try:
+        _atomic_write(path, json.dumps({f: list(v) for f, v in hashes.items()}).encode(), overwrite=True)
+    except OSError:
+        pass  # a read-only disk: hashed again next start, nothing wrong
+
+
 class LocalStore(Store):
     def __init__(
         self,
@@ -84,7 +114,10 @@ class LocalStore(Store):
         self._write_lock = threading.Lock()
         self._pull_lock = threading.Lock()
         # file -> (size, mtime_ns, sha256), so a pull rehashes only what changed on disk.
-        self._hash_cache: dict[Path, tuple[int, int, str]] = {}
+        # Persisted (HASHES_FILE), so a restart does not read every submission again: with ctime, which no
+        # tool can set back, a file rewritten in place is hashed again whatever its size and mtime say.
+        self._hash_cache: dict[str, tuple] = _load_hashes(self.root / HASHES_FILE)  # by str(path): no Path objects
+        self._hashes_dirty = False
         self._previous: dict[str, tuple] | None = None
         # Outside submissions/ (never scanned): the flags kept in force when flags.json breaks.
         self._flags = LastGoodFlags(self.root / ".state" / "last-good-flags.json")
@@ -96,15 +129,16 @@ class LocalStore(Store):
 
     def _sha256(self, file: Path) -> str:
         st = file.stat()
-        cached = self._hash_cache.get(file)
-        if cached and cached[:2] == (st.st_size, st.st_mtime_ns):
-            return cached[2]
+        cached = self._hash_cache.get(str(file))
+        if cached and cached[:3] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+            return cached[3]
         h = hashlib.sha256()
         with open(file, "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
         digest = h.hexdigest()
-        self._hash_cache[file] = (st.st_size, st.st_mtime_ns, digest)
+        self._hash_cache[str(file)] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest)
+        self._hashes_dirty = True
         return digest
 
     def _scan(self, track: str | None = None) -> list[tuple[str, Path, str, str]]:
@@ -153,7 +187,8 @@ class LocalStore(Store):
         with self._pull_lock:
             files: list[SubmissionFile] = []
             signatures: dict[str, tuple] = {}
-            for rel, file, track, user in self._scan():
+            found = self._scan()
+            for rel, file, track, user in found:
                 meta_file = file.with_name(file.name + META_SUFFIX)
                 metadata: dict = {}
                 meta_sig: tuple = ()
@@ -170,6 +205,10 @@ class LocalStore(Store):
             changed = [p for p, sig in signatures.items() if previous.get(p) != sig]
             removed = sorted(set(previous) - set(signatures))
             self._previous = signatures
+            if self._hashes_dirty:
+                self._hashes_dirty = False
+                kept = (str(f) for _, f, _, _ in found)
+                _save_hashes(self.root / HASHES_FILE, {f: self._hash_cache[f] for f in kept if f in self._hash_cache})
             return Snapshot(
                 commit=f"local-{commit_hash.hexdigest()[:12]}",
                 fetched_at=_utcnow(),

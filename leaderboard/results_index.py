@@ -1,0 +1,236 @@
+"""The results index: a few files per track holding every cached summary, so start-up reads 48 files, not 10,000.
+
+    results/index/<track>/<h>.json   {"format", "metric_version", "name", "rows": [{"key", "size", "head", "breakdowns"}]}
+
+sixteen files per track (`h`: the first hex digit of the submission hash), so a
+change rewrites and pushes a sixteenth of a track's rows.
+
+A row is the summary stored under `results/<key>.json`, split in two: `head`
+(identity, system, status, headline metrics with CIs, errors...) decoded at
+load, and `breakdowns` kept as raw JSON and decoded one axis at a time when a
+slice table, a chart or a detail view asks for it (`LazyBreakdowns`): most
+start-ups never touch most of them, and they are two thirds of the bytes.
+
+The index is a cache like the summaries it copies (it is pushed to and pulled
+from RESULTS_REPO too), so nothing in it is trusted blindly. On load:
+
+- the file is read only when its size is within a bound derived from the
+  summaries it may index (`max_index_bytes`), and must decode to the schema
+  of this format and metric version (msgspec, typed), else it is ignored;
+- a row is served only when its summary file is in the cache folder with the
+  size the row recorded and was last written before the index (a summary
+  rewritten since, truncated, or replaced by another entry's content is read
+  from its file instead, which checks and heals it as before), when its head
+  passes `scoring.summary_problem` under its key, and when the per-unit file
+  its metrics need is there.
+
+Rows failing a check are dropped and reported once; the summaries they stood
+for are read from their files when the board asks, and the index is rewritten
+(`ResultsCache.write_index`) with what was read. Per-unit arrays (.npz) and
+raw records are never in the index: detail and compare load them on demand.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+log = logging.getLogger(__name__)
+
+INDEX_DIR = "index"
+INDEX_FORMAT = 1
+# The largest row read: a summary is a few KB (its error list is capped at MAX_REPORTED lines);
+# a larger index than its summaries can justify is not read at all.
+MAX_ROW_BYTES = 256 * 1024
+INDEX_HEADER_BYTES = 4096
+OBSOLETE = "is for another format or metric version"
+UNTRACKED = "_untracked"  # the index of invalid files whose track is unknown (key track "-")
+
+
+class IndexRow(msgspec.Struct, forbid_unknown_fields=True):
+    key: str
+    size: int  # bytes of results/<key>.json when the row was taken from it
+    head: dict[str, Any]
+    breakdowns: msgspec.Raw = msgspec.Raw(b"{}")
+
+
+class IndexFile(msgspec.Struct, forbid_unknown_fields=True):
+    format: int
+    metric_version: str
+    name: str  # "<track>/<shard>": which rows it may hold (index_name)
+    rows: list[IndexRow]
+
+
+_DECODER = msgspec.json.Decoder(IndexFile)
+_AXES = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_CELLS = msgspec.json.Decoder(dict[str, dict[str, Any]])  # numbers stay as written (counts are ints)
+
+
+class LazyBreakdowns(Mapping):
+    """A summary's breakdowns {axis: {value: {metric: number}}}, decoded one axis at a time on first use.
+
+    Reads like the dict it stands for (get, [], in, items, len); `raw` is the
+    JSON it came from, written back to the index as is.
+    """
+
+    __slots__ = ("raw", "_axes", "_decoded")
+
+    def __init__(self, raw: msgspec.Raw):
+        self.raw = raw
+        self._axes: dict[str, msgspec.Raw] | None = None
+        self._decoded: dict[str, dict] = {}
+
+    def _index(self) -> dict[str, msgspec.Raw]:
+        if self._axes is None:
+            self._axes = _AXES.decode(self.raw)
+        return self._axes
+
+    def __getitem__(self, axis: str) -> dict:
+        if axis not in self._decoded:
+            self._decoded[axis] = _CELLS.decode(self._index()[axis])
+        return self._decoded[axis]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index())
+
+    def __len__(self) -> int:
+        return len(self._index())
+
+    def __contains__(self, axis: object) -> bool:
+        return axis in self._index()
+
+    def __repr__(self) -> str:
+        return f"LazyBreakdowns({bytes(self.raw)[:60]!r}...)"
+
+
+def _enc_hook(value: Any) -> Any:
+    if isinstance(value, LazyBreakdowns):
+        return value.raw
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise NotImplementedError(f"cannot encode {type(value).__name__}")
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
+
+
+def index_path(root: Path, name: str) -> Path:
+    return Path(root) / INDEX_DIR / f"{name}.json"
+
+
+def index_name(key: str) -> str:
+    """Which index file holds the row of results-cache key `key`: "<track (or UNTRACKED)>/<first hex digit of its hash>".
+
+    Sixteen files per track: a change rewrites (and pushes) a sixteenth of a track's rows, not all of them.
+    """
+    track = key.split(".")[1] if key.count(".") >= 4 else "-"
+    shard = key[:1] if key[:1] in _HEX else "_"
+    return f"{UNTRACKED if track == '-' else track}/{shard}"
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def max_index_bytes(summaries: int) -> int:
+    """The largest index file worth reading when the cache folder holds `summaries` summary files."""
+    return INDEX_HEADER_BYTES + MAX_ROW_BYTES * summaries
+
+
+def as_row(key: str, size: int, summary: Mapping) -> IndexRow:
+    breakdowns = summary.get("breakdowns")
+    head = {k: v for k, v in summary.items() if k != "breakdowns"}
+    if isinstance(breakdowns, LazyBreakdowns):
+        raw = breakdowns.raw
+    else:  # null: the summary has none (an invalid submission's)
+        raw = msgspec.Raw(_ENCODER.encode(breakdowns if "breakdowns" in summary else None))
+    return IndexRow(key, size, head, raw)
+
+
+def summary_of(row: IndexRow) -> dict:
+    """The summary a row stands for, its breakdowns decoded lazily."""
+    summary = dict(row.head)
+    if _first_byte(row.breakdowns) != b"n":
+        summary["breakdowns"] = LazyBreakdowns(row.breakdowns)
+    return summary
+
+
+def _first_byte(raw: msgspec.Raw) -> bytes:
+    return bytes(memoryview(raw)[:1])
+
+
+def plain(summary: Mapping) -> dict:
+    """A summary with its breakdowns as a plain dict (what `json.dumps` needs; LazyBreakdowns is a read-only Mapping)."""
+    out = dict(summary)
+    if isinstance(out.get("breakdowns"), LazyBreakdowns):
+        out["breakdowns"] = {axis: dict(cells) for axis, cells in out["breakdowns"].items()}
+    return out
+
+
+def encode(name: str, metric_version: str, rows: list[IndexRow]) -> bytes:
+    return _ENCODER.encode(IndexFile(INDEX_FORMAT, metric_version, name, rows))
+
+
+def decode(data: bytes, name: str, metric_version: str) -> tuple[IndexFile | None, str | None]:
+    """(index, None) when `data` is the index file `name` of this format and metric version; else (None, why)."""
+    try:
+        index = _DECODER.decode(data)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        return None, f"does not match the index schema ({str(exc)[:120]})"
+    if index.format != INDEX_FORMAT or index.metric_version != metric_version:
+        return None, OBSOLETE
+    if index.name != name:
+        return None, f"is the index {index.name[:40]!r}"
+    for row in index.rows:
+        if index_name(row.key) != name:
+            return None, f"holds a row of another index ({row.key[:80]!r})"
+        if _first_byte(row.breakdowns) not in (b"{", b"n") or "breakdowns" in row.head:
+            return None, f"has breakdowns that are not an object (row {row.key[:80]!r})"
+    return index, None
+
+
+def read(root: Path, name: str, metric_version: str, summaries: int) -> tuple[IndexFile | None, int, str | None]:
+    """(index, its mtime_ns, problem) of index file `name`; (None, 0, None) when there is none (or an obsolete one).
+
+    A file over `max_index_bytes(summaries)` (`summaries`: the summary files it may index) is not read at all.
+    """
+    path = index_path(root, name)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None, 0, None
+    except OSError as exc:
+        return None, 0, f"cannot be read ({type(exc).__name__})"
+    limit = max_index_bytes(summaries)
+    if st.st_size > limit:
+        return None, 0, f"is {st.st_size:,} bytes, over the {limit:,} its summaries can justify"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, 0, f"cannot be read ({type(exc).__name__})"
+    index, problem = decode(data, name, metric_version)
+    if problem == OBSOLETE:  # written before a metric version bump (or by an older layout): nothing wrong
+        return None, 0, None
+    return index, st.st_mtime_ns, problem
+
+
+def file_problem(rel: str, path: Path, metric_version: str) -> str | None:
+    """Why a pulled index file (`rel`: its path under index/, "<track>/<shard>.json") must not be installed."""
+    name = rel[:-5] if rel.endswith(".json") else ""
+    if name.count("/") != 1:
+        return "is not an index file"
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return f"unreadable ({type(exc).__name__})"
+    return decode(data, name, metric_version)[1]
+
+
+def write(root: Path, name: str, metric_version: str, rows: list[IndexRow], atomic_write) -> None:
+    path = index_path(root, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = encode(name, metric_version, sorted(rows, key=lambda r: r.key))
+    atomic_write(path, lambda fh: fh.write(data))
