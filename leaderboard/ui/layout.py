@@ -102,13 +102,16 @@ def build(board: Board) -> gr.Blocks:
         page.url.change(None, inputs=page.url, outputs=None, js=urlstate.REPLACE_STATE_JS)
         for unit, tab in units:
             unit.wire(page, tab)
-        _wire_permalinks(demo, page, [u for u, _ in units], seen_version, status)
-        _wire_status(board, page, status, refresh, seen_version)
+        # The status timer starts only with the permalink's restore: a tick before it could announce new data
+        # to handlers that read the pickers as they were before the restore and write defaults back over it.
+        timer = gr.Timer(board.settings.status_poll_seconds, active=False)
+        _wire_permalinks(demo, page, [u for u, _ in units], seen_version, status, timer)
+        _wire_status(board, page, status, refresh, seen_version, timer)
     _guard_all(demo)
     return demo
 
 
-def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.State, status: gr.HTML) -> None:
+def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.State, status: gr.HTML, timer: gr.Timer) -> None:
     """Opening a URL restores the view it names: every unit restores its own components, by name."""
     first = next(iter(TRACKS))
     valid_tabs = [u.id for u in units]
@@ -123,21 +126,21 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
             page.active_tab: tab,
             seen_version: page.board.version,
             status: status_html(page.board),
+            timer: gr.Timer(active=True),
         }
         for unit in units:
             out.update(unit.restore(params, tab))
         return out
 
-    outputs = [page.main_tabs, page.active_tab, seen_version, status]
+    outputs = [page.main_tabs, page.active_tab, seen_version, status, timer]
     for unit in units:
         outputs += unit.restore_outputs
     demo.load(on_load, None, outputs, api_name=False)
 
 
-def _wire_status(board: Board, page: Page, status: gr.HTML, refresh: gr.Button, seen_version: gr.State) -> None:
+def _wire_status(board: Board, page: Page, status: gr.HTML, refresh: gr.Button, seen_version: gr.State, timer: gr.Timer) -> None:
     """New data (a pull, a submission, a finished judging run) and a changed status line (an outage starting or
     ending, loading done, judging progress) reach open pages; maintainers can force a pull."""
-    timer = gr.Timer(board.settings.status_poll_seconds)
     seen_status = gr.State("")  # the status line as this page's timer last wrote it ("": not yet, write it once)
 
     def poll(version, shown):
