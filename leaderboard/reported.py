@@ -185,6 +185,9 @@ def frame(track: Track, rows: list[ReportedRow], slice_: tuple[str, str] | None 
         for m in track.metrics:
             rec[m.key] = overall.get(m.key)
             rec[f"{m.key}:low"], rec[f"{m.key}:high"] = None, None
+            how = row.computed.get(m.key if slice_ is None else f"{slice_[0]}:{slice_[1]}:{m.key}")
+            if how and m.key in overall:
+                rec[f"{m.key}:computed"] = how
         for c in track.extra_columns:
             if c.key in overall:
                 rec[c.key] = overall[c.key]
@@ -255,17 +258,26 @@ def detail(track: Track, row: ReportedRow, esc) -> tuple[str, pd.DataFrame]:
         for m in track.metrics
         if m.key in row.overall
     ]
-    figures += [(label, _figure(value, unit), "as published" if "computed" not in label else "") for label, value, unit in row.detail_overall]
+    figures += [
+        (label, _figure(value, unit), "as published" if "computed" not in label else "")
+        for label, value, unit in row.detail_overall
+    ]
     if row.chart_overall:
         figures += [
-            (f"{track.metric(k).label} on the chart", _figure(v), row.chart_note) for k, v in row.chart_overall.items() if k not in row.overall or row.overall[k] != v
+            (f"{track.metric(k).label} on the chart", _figure(v), row.chart_note)
+            for k, v in row.chart_overall.items()
+            if k not in row.overall or row.overall[k] != v
         ]
     cells = "".join(f"<tr><th>{esc(a)}</th><td>{esc(b)}</td><td><small>{esc(c)}</small></td></tr>" for a, b, c in figures)
     html += f'<table class="meta reported-figures">{cells}</table>'
     if not any(m.key == track.rank_by for m in track.metrics if m.key in row.overall):
         html += f"<p>No {esc(track.metric(track.rank_by).label)} headline: the source does not have it for this board's gold.</p>"
     if src.notes:
-        html += "<details><summary>Notes of the source</summary><ul>" + "".join(f"<li>{esc(n)}</li>" for n in src.notes) + "</ul></details>"
+        html += (
+            "<details><summary>Notes of the source</summary><ul>"
+            + "".join(f"<li>{esc(n)}</li>" for n in src.notes)
+            + "</ul></details>"
+        )
     return html, breakdown_frame(track, row)
 
 
@@ -326,10 +338,14 @@ def about_markdown() -> str:
         except (ReportedError, ValueError, KeyError, TypeError, OSError) as exc:
             lines.append(f"- {track.title}: reported results could not be read ({type(exc).__name__}).")
             continue
+        if track.reported_notes:
+            lines.append(f"\n**{track.title}.** {track.reported_notes}\n")
         sources: dict = {}
         for row in rows:
             sources.setdefault((row.source.title, row.source.licence, row.source.url), []).append(row.name)
         for (title, licence, url), names in sources.items():
             link = f" <{url}>" if url else ""
-            lines.append(f"- **{track.title}**: {title}{link}. Licence: {licence}. Rows: {len(names)} ({', '.join(names[:4])}{', …' if len(names) > 4 else ''}).")
+            lines.append(
+                f"- **{track.title}**: {title}{link}. Licence: {licence}. Rows: {len(names)} ({', '.join(names[:4])}{', …' if len(names) > 4 else ''})."
+            )
     return "\n".join(lines)

@@ -292,6 +292,8 @@ class Track(ABC):
     # Files under assets/reported/ whose published figures this track shows as reported rows (leaderboard/reported.py
     # reads them and calls `reported_rows`); the mapping of a file's keys to the track's keys lives in the track.
     reported_files: tuple[str, ...] = ()
+    # What About says of this track's reported figures: how they were measured, how the board shows them.
+    reported_notes: str = ""
 
     def reported_rows(self, files: dict[str, Any], gold: Gold) -> list[ReportedRow]:
         """The reported rows of `files` ({file name: parsed JSON}) against this gold; a ValueError names a bad figure."""

@@ -52,7 +52,13 @@ class TrackTab:
                     views.optional_columns(t), value=views.default_columns(t), label="Shown columns", elem_id=f"{t.name}-columns"
                 )
             )
-        disp, raw = views.table_frames(board, t.name)
+        # Published figures beside the rescored rows (leaderboard/reported.py): on by default, kept in the permalink.
+        with gr.Row(equal_height=True, visible=bool(t.reported_files)):
+            self.show_reported = gr.Checkbox(
+                value=True, label="show reported results", scale=0, min_width=220, elem_id=f"{t.name}-show-reported"
+            )
+            gr.HTML(html.reported_legend(), elem_id=f"{t.name}-reported-legend")
+        disp, raw = views.table_frames(board, t.name, show_reported=True)
         self.table = gr.Dataframe(
             views.table_value(disp, raw, t),
             datatype=views.datatypes(disp, t),
@@ -92,12 +98,19 @@ class TrackTab:
 
     @property
     def controls(self) -> list:
-        return [self.rank_by, self.slice, self.search, *self.filters, self.columns]
+        return [self.rank_by, self.slice, self.search, *self.filters, self.columns, self.show_reported]
 
     @property
     def api_inputs(self) -> dict:
         """The controls by the parameter names API callers see (in `controls` order; not param_0, param_1...)."""
-        names = ["rank_by", "scores_on", "search", *[_API_FILTER_NAMES.get(f.key, f.key) for f in self.filter_fields], "columns"]
+        names = [
+            "rank_by",
+            "scores_on",
+            "search",
+            *[_API_FILTER_NAMES.get(f.key, f.key) for f in self.filter_fields],
+            "columns",
+            "show_reported",
+        ]
         return dict(zip(names, self.controls))
 
     def table_by_name(self, **controls):
@@ -110,7 +123,8 @@ class TrackTab:
         """(table update, URL query) for the current controls; the URL only while this tab is on screen."""
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
         columns = rest[len(self.filter_fields)]
-        disp, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns)
+        show = self._show_reported(rest)
+        disp, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns, show)
         pinned = sum(1 for c in views.shown_columns(disp, self.track) if c.kind == "rank") + 1  # ranks and System
         rank_key = views.cols.metric_key(self.track, rank_by)
         keys = views.cols.keys_of(self.track, columns)
@@ -122,6 +136,7 @@ class TrackTab:
                 "q": search,
                 **{f"f.{k}": v for k, v in filters.items()},
                 "cols": None if set(keys) == set(views.default_columns(self.track)) else keys or ["-"],
+                "reported": None if show or not self.track.reported_files else "0",
             }
         )
         rank_label = self.track.metric(rank_key).label
@@ -141,9 +156,16 @@ class TrackTab:
         """The table for a view, as an API endpoint (no URL side effect)."""
         return self.render(None, *controls)[0]
 
+    def _show_reported(self, rest) -> bool:
+        """The toggle's value from the controls after the filters (columns, then the toggle; an older caller: on)."""
+        value = rest[len(self.filter_fields) + 1] if len(rest) > len(self.filter_fields) + 1 else True
+        return value is not False and bool(self.track.reported_files)
+
     def export(self, rank_by, slice_choice, search, *rest):
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
-        raw = views.filtered_table(self.board, self.track.name, rank_by, slice_choice, search or "", filters)
+        raw = views.filtered_table(
+            self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest)
+        )
         keep = [c for c in raw.columns if c not in ("judging", "errors", "flag_reason")]
         path = export_dir() / f"{self.track.name}-leaderboard.csv"
         views.csv_safe(raw[keep]).to_csv(path, index=False)
@@ -151,7 +173,9 @@ class TrackTab:
 
     def chart(self, index, metric_label, system_id, rank_by, slice_choice, search, *rest):
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
-        raw = views.filtered_table(self.board, self.track.name, rank_by, slice_choice, search or "", filters)
+        raw = views.filtered_table(
+            self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest)
+        )
         systems = views.chart_systems(self.board, self.track.name, raw)
         return views.chart(self.track, index, systems, metric_label, system_id)
 
@@ -197,6 +221,7 @@ class TrackTab:
         out[self.columns] = gr.update(
             value=[k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
         )
+        out[self.show_reported] = gr.update(value=urlstate.first(params, "reported", "1") != "0")
         return out
 
     # ---- events -------------------------------------------------------------------------------
@@ -241,7 +266,14 @@ class TrackTab:
     def open_row(self, evt: gr.SelectData):
         """A click on a table row opens that submission in the System tab (when the Id column is shown)."""
         row = evt.row_value or []
-        entry_id = next((v for v in reversed(row) if isinstance(v, str) and views.visible_entry(self.board, v) is not None), None)
+        entry_id = next(
+            (
+                v
+                for v in reversed(row)
+                if isinstance(v, str) and (views.visible_entry(self.board, v) is not None or views.reported_row(self.board, v))
+            ),
+            None,
+        )
         if entry_id is None:  # the Id column is hidden: nothing to open
             return gr.update(), gr.update(), gr.update()
         return gr.Tabs(selected="system"), "system", gr.update(value=entry_id)
