@@ -328,3 +328,64 @@ def test_choices_and_about_cite_every_source(app):
     text = about_markdown()
     for needle in ("arXiv:2510.03663", "CC0 1.0", "MIT License", "arXiv 2407.01449", "1,600 questions"):
         assert needle in text
+
+
+# ---- the public API, through gradio_client ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def client(app):
+    from gradio_client import Client
+
+    return Client(app.url, verbose=False, download_files=str(app.data_dir / "downloads"))
+
+
+def _frame(value) -> pd.DataFrame:
+    value = value.get("value", value) if isinstance(value, dict) and "__type__" in value else value
+    return pd.DataFrame(value["metadata"]["display_value"], columns=value["headers"]), pd.DataFrame(
+        value["data"], columns=value["headers"]
+    )
+
+
+def test_api_table_default_view_has_the_reported_rows(client):
+    paper = {s["name"]: s for s in load("unidoc-bench-paper.json")["systems"]}
+    columns = ["Paradigm", "Recall@10", "Completeness", "Rank (CI)", "Status"]
+    shown, data = _frame(client.predict("Recall@10", "All", "", [], [], [], columns, api_name="/table_unidoc"))
+    marked = shown["Status"] == "reported"
+    assert marked.sum() == len(paper)
+    for i in shown.index[marked]:
+        src = paper[shown["System"][i]]
+        assert 'class="reported-badge"' in shown["Rank"][i] and "licence: figures cited from a paper" in shown["Rank"][i]
+        assert shown["Rank (CI)"][i] == "" and pd.isna(data["Rank"][i])
+        expected = src["overall"].get("recall@10")
+        # the sort data is the file's figure, exactly (null where the paper has none)
+        assert data["Recall@10"][i] == expected if expected is not None else pd.isna(data["Recall@10"][i])
+        assert shown["Recall@10"][i] == ("–" if expected is None else f"{expected:.3f}")
+    off, _ = _frame(client.predict("Recall@10", "All", "", [], [], [], columns, False, api_name="/table_unidoc"))
+    assert not (off["Status"] == "reported").any() and len(off) == len(shown) - len(paper)
+
+
+def test_api_detail_compare_and_csv_with_reported_rows(client, app):
+    html, breakdown, category, units = client.predict("reported:unidoc:paper-image", api_name="/detail")
+    system = next(s for s in load("unidoc-bench-paper.json")["systems"] if s["key"] == "paper-image")
+    assert "arXiv:2510.03663" in html and f"{system['cost_usd_per_query']!r} USD" in html
+    cells = pd.DataFrame(breakdown["data"], columns=breakdown["headers"]).set_index("Value")
+    for domain, fig in system["breakdowns"]["domain"].items():
+        assert cells.loc[domain, "Recall@10"] == repr(fig["recall@10"])
+        assert cells.loc[domain, "Completeness at top-20 (Table 4)"] == repr(fig["completeness_top20"])
+
+    e = next(e for e in app.board.entries("unidoc") if e.status == "scored" and e.name.startswith("BM25"))
+    summary, metrics, plot, top, unit = client.predict("unidoc", "reported:unidoc:paper-image", e.id, api_name="/compare")
+    assert "no significance test: reported figures" in summary and "(reported)" in summary
+    m = pd.DataFrame(metrics["data"], columns=metrics["headers"])
+    assert list(m.columns) == ["Metric", "A", "B", "A − B"]
+    assert m.set_index("Metric").loc["Recall@10", "A"] == f"{system['overall']['recall@10']:.3f}"
+
+    path = client.predict("Recall@10", "All", "", [], [], [], [], True, api_name="/export_csv_unidoc")
+    csv = pd.read_csv(Path(path))
+    marked = csv[csv["reported"]]
+    assert len(marked) == 6 and marked["source"].str.contains("arXiv:2510.03663").all()
+    assert marked["rank"].isna().all() and marked["recall@10:low"].isna().all()
+    row = marked.set_index("id").loc["reported:unidoc:paper-image"]
+    assert row["recall@10"] == system["overall"]["recall@10"] and row["precision@10"] == system["overall"]["precision@10"]
+    assert not csv.loc[~csv["reported"], "rank"].isna().all()  # rescored rows keep their rank
+    path = client.predict("nDCG@5", "All", "", [], [], [], False, api_name="/export_csv_vdr")
+    assert not pd.read_csv(Path(path))["reported"].any()
