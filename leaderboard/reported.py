@@ -28,7 +28,7 @@ ID_PREFIX = "reported:"
 MAX_FILE_BYTES = 1 << 20  # the shipped files are under 100 KB; anything larger is not one of them
 LEGEND = (
     "Rescored rows are recomputed here from raw predictions (95% CI, rank). "
-    "Rows marked <b>reported</b> are figures copied from a paper or results repository: source on hover, "
+    "Rows marked reported are figures copied from a paper or results repository: source on hover, "
     "no CI, never ranked or tested."
 )
 
