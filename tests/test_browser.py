@@ -169,7 +169,7 @@ def assert_inert(page):
 # ---- the board -----------------------------------------------------------------------------------------------
 def test_board_loads_with_rows_and_a_chart_and_sorts(app, page_factory):
     page = page_factory()
-    open_board(page, app)
+    open_board(page, app, "?reported=0")  # the rescored rows alone (tests/test_browser_reported.py: with the reported)
     names = column(page, "unidoc-table", header_index(page, "unidoc-table", "System"))
     expected = [
         e.name
@@ -355,7 +355,7 @@ def test_hostile_system_name_shows_literally_and_runs_nothing(app, page_factory)
 # ---- phone width -------------------------------------------------------------------------------------------------
 def test_phone_width_is_readable(app, page_factory):
     page = page_factory(PHONE)
-    open_board(page, app)
+    open_board(page, app, "?reported=0")
     plot_svg_text(page, "unidoc-plot-0")
     # the page itself does not scroll sideways: the table scrolls inside its own box
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
