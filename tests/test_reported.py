@@ -245,6 +245,7 @@ def test_toggle_off_removes_every_reported_row_and_filters_apply_to_them(app):
     assert not off["reported"].any() and len(off) == len([e for e in app.board.entries("vdr") if not e.duplicate_of])
     on = views.filtered_table(app.board, "vdr", None, None, "", {"method": ["pool"]}, True)
     assert set(on["name"]) == {f"ColPali + token pooling, pool factor {k}" for k in range(2, 8)}  # filters apply
+    assert "pool" in views.filter_choices(app.board, VDR)["method"]  # a reported row's value is a filter choice
 
 
 def test_charts_draw_reported_rows_apart_with_the_files_figures(app):

@@ -75,6 +75,11 @@ def filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
             v = e.summary.get("judge") if key == "judge" else e.system.get(key)
             if isinstance(v, str) and v and key != "has" and v != "none":
                 out[key].add(v)
+    for row in reported_rows(board, track):  # reported rows are filtered like the others: their values are choices
+        for key in out:
+            v = row.system.get(key)
+            if isinstance(v, str) and v and key not in ("has", "judge") and v != "none":
+                out[key].add(v)
     order = {"has": [(m.label, m.key) for m in track.metrics]}  # (label, key): the key is the value
     return {k: order.get(k) or sorted(v) for k, v in out.items()}
 
