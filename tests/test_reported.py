@@ -390,3 +390,26 @@ def test_api_detail_compare_and_csv_with_reported_rows(client, app):
     assert not csv.loc[~csv["reported"], "rank"].isna().all()  # rescored rows keep their rank
     path = client.predict("nDCG@5", "All", "", [], [], [], False, api_name="/export_csv_vdr")
     assert not pd.read_csv(Path(path))["reported"].any()
+
+
+def test_who_leads_sets_the_best_rescored_beside_the_best_reported(app):
+    paper = load("unidoc-bench-paper.json")["systems"]
+    raw = views.filtered_table(app.board, "unidoc", None, None, "", {}, True)
+    text = views.leaders_html(app.board, UNIDOC, raw, "recall@10")
+    assert "Best per domain (Recall@10)" in text and "Best per answer type (Recall@10)" in text
+    for domain in ("finance", "legal"):
+        best = max(
+            (s for s in paper if "recall@10" in s["breakdowns"]["domain"][domain]),
+            key=lambda s: s["breakdowns"]["domain"][domain]["recall@10"],
+        )
+        rescored = max(
+            (e for e in app.board.entries("unidoc") if e.status == "scored"),
+            key=lambda e: e.summary["breakdowns"]["domain"][domain]["recall@10"],
+        )
+        row = text.split(f"<tr><th>{domain}</th>", 1)[1].split("</tr>", 1)[0]
+        assert f"{best['breakdowns']['domain'][domain]['recall@10']:.3f}</td>" in row.split("</td>")[1] + "</td>"
+        assert f"{rescored.summary['breakdowns']['domain'][domain]['recall@10']:.3f}" in row.split("</td>")[0]
+    assert (
+        views.leaders_html(app.board, UNIDOC, views.filtered_table(app.board, "unidoc", None, None, "", {}, False), "recall@10")
+        == ""
+    )

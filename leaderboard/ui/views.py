@@ -570,3 +570,45 @@ def reported_compare_view(board: Board, a_id: str, b_id: str):
     if metrics.empty:
         text += " The two have no metric in common."
     return text, metrics, figures.safe(figures.reported_diff_by_category, track, cats, a[1], b[1]), pd.DataFrame()
+
+
+def leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) -> str:
+    """Per value of each by-axis chart's axis: the best rescored and the best reported system on the ranking metric.
+
+    Shown only while reported rows are on the board (the first-visit story: the paper's systems beside the
+    rescored ones); names are escaped, figures are those of the table and charts.
+    """
+    if raw.empty or "reported" not in raw or not raw["reported"].any() or "rank" not in raw:
+        return ""
+    systems = chart_systems(board, track.name, raw)
+    higher = next((m.higher_is_better for m in track.metrics if m.key == rank_key), True)
+    sections = []
+    for axis in dict.fromkeys(c.axis for c in track.charts if c.kind == "by_axis"):
+        decl = next(a for a in track.axes if a.key == axis)
+        metric = rank_key if not decl.metrics or rank_key in decl.metrics else decl.metrics[0]
+        values = list(decl.values) or sorted({v for _, s in systems for v in s.get("breakdowns", {}).get(axis, {})})
+        lines = []
+        for value in values:
+            best: dict[bool, tuple[str, float] | None] = {False: None, True: None}
+            for name, s in systems:
+                x = s.get("breakdowns", {}).get(axis, {}).get(value, {}).get(metric)
+                kind = bool(s.get("reported"))
+                if x is not None and (best[kind] is None or (x > best[kind][1] if higher else x < best[kind][1])):
+                    best[kind] = (name, x)
+            if best[False] is None or best[True] is None:
+                continue
+            lead = (best[False][1] >= best[True][1]) == higher
+            cells = [
+                f"<td{' class=lead' if lead == (k is False) else ''}>{esc(short(best[k][0], 48))} {num(best[k][1])}</td>"
+                for k in (False, True)
+            ]
+            lines.append(f"<tr><th>{esc(value)}</th>{''.join(cells)}</tr>")
+        if lines:
+            label = track.metric(metric).label
+            sections.append(
+                f"<table class='leaders'><caption>Best per {esc(decl.label.lower())} ({esc(label)})</caption>"
+                f"<tr><th></th><th>rescored</th><th>reported</th></tr>{''.join(lines)}</table>"
+            )
+    if not sections:
+        return ""
+    return f"<details class='leaders' open><summary>Who leads: rescored vs reported</summary>{''.join(sections)}</details>"

@@ -70,6 +70,8 @@ class TrackTab:
             elem_id=f"{t.name}-table",
             label=f"{t.title}: ranked by {t.metric(t.rank_by).label}",
         )
+        # Who leads per category among rescored and among reported rows (tracks with reported figures)
+        self.leaders = gr.HTML(views.leaders_html(board, t, raw, t.rank_by), elem_id=f"{t.name}-leaders")
         with gr.Row():
             self.csv = gr.DownloadButton("Download table as CSV", size="sm", elem_id=f"{t.name}-csv")
             gr.HTML(html.track_hint(t))
@@ -141,6 +143,7 @@ class TrackTab:
         )
         rank_label = self.track.metric(rank_key).label
         scope = "" if slice_choice in (None, views.ALL) else f", scores on {slice_choice}"
+        leaders = views.leaders_html(self.board, self.track, raw, rank_key) if scope == "" else ""
         return (
             gr.update(
                 value=views.table_value(disp, raw, self.track),
@@ -150,6 +153,7 @@ class TrackTab:
                 label=f"{self.track.title}: ranked by {rank_label}{scope}",
             ),
             query if active == self.track.name else gr.update(),
+            leaders,
         )
 
     def table_api(self, *controls):
@@ -235,14 +239,18 @@ class TrackTab:
             [c.change for c in self.controls],
             self.render,
             [page.active_tab, *self.controls],
-            [self.table, page.url],
+            [self.table, page.url, self.leaders],
             api_name=False,
             show_progress="hidden",
             trigger_mode="always_last",
         )
         self.search.submit(self.table_by_name, None, self.table, api_name=f"table_{name}", inputs_kwargs=self.api_inputs)
         tab.select(lambda: name, None, page.active_tab, api_name=False).then(
-            self.render, [page.active_tab, *self.controls], [self.table, page.url], api_name=False, show_progress="hidden"
+            self.render,
+            [page.active_tab, *self.controls],
+            [self.table, page.url, self.leaders],
+            api_name=False,
+            show_progress="hidden",
         )
         self.csv.click(self.export_by_name, None, self.csv, api_name=f"export_csv_{name}", inputs_kwargs=self.api_inputs)
         chart_inputs = [self.chart_metric, self.chart_system, *self.controls]
@@ -259,7 +267,11 @@ class TrackTab:
         self.table.select(self.open_row, None, [page.main_tabs, page.active_tab, page.open_system], api_name=False)
         # new data: re-render the table and refresh the per-system chart picker, keeping every current choice
         page.data_version.change(
-            self.render, [page.active_tab, *self.controls], [self.table, page.url], api_name=False, show_progress="hidden"
+            self.render,
+            [page.active_tab, *self.controls],
+            [self.table, page.url, self.leaders],
+            api_name=False,
+            show_progress="hidden",
         )
         page.data_version.change(self.repick_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
 
