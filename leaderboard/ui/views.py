@@ -598,10 +598,8 @@ def leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) -
             if best[False] is None or best[True] is None:
                 continue
             lead = (best[False][1] >= best[True][1]) == higher
-            cells = [
-                f"<td{' class=lead' if lead == (k is False) else ''}>{esc(short(best[k][0], 48))} {num(best[k][1])}</td>"
-                for k in (False, True)
-            ]
+            marks = {False: ' class="leader"' if lead else "", True: "" if lead else ' class="leader"'}
+            cells = [f"<td{marks[k]}>{esc(short(best[k][0], 34))} {num(best[k][1])}</td>" for k in (False, True)]
             lines.append(f"<tr><th>{esc(value)}</th>{''.join(cells)}</tr>")
         if lines:
             label = track.metric(metric).label
