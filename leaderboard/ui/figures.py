@@ -323,7 +323,7 @@ def _reported_curves(fig: go.Figure, track: Track, points: list, x: str, y: str,
         fig.add_scatter(
             x=[p[1] for p in mine],
             y=[p[2] for p in mine],
-            mode="lines+markers" if len(mine) > 1 else "markers",
+            mode="lines+markers" if len({p[1] for p in mine}) > 1 else "markers",  # a curve; points at one x stay points
             name=esc(series),
             text=[esc(p[0]) for p in mine],
             customdata=[p[4] for p in mine],
