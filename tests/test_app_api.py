@@ -76,7 +76,7 @@ def table(client, track: str, *args) -> tuple[pd.DataFrame, dict]:
 
 # ---- tables -----------------------------------------------------------------------------------------
 def test_table_unidoc_default_view_is_ranked(client, app):
-    df, out = table(client, "unidoc", "Recall@10", "All", "", [], [], [], UNIDOC_COLUMNS)
+    df, out = table(client, "unidoc", "Recall@10", "All", "", [], [], [], UNIDOC_COLUMNS, False)
     scored = [e for e in app.board.entries("unidoc") if e.status == "scored"]
     assert len(df) == len(scored) >= 7
     assert list(df.columns) == ["Rank", "Rank (CI)", "System", *[c for c in UNIDOC_COLUMNS if c != "Rank (CI)"]]
@@ -121,26 +121,26 @@ def test_table_rank_by_judged_metric_puts_unjudged_last(client):
 
 
 def test_table_filter_search_and_columns(client):
-    df, _ = table(client, "unidoc", "Recall@10", "All", "", ["image"], [], [], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "", ["image"], [], [], UNIDOC_COLUMNS, False)
     assert set(df["Paradigm"]) == {"image"}
     assert set(df["System"]) == {"ColPali pages + Qwen2.5-VL-7B", "VisRAG-Ret + MiniCPM-V (partial run)"}
     assert df["Rank"].tolist() == sorted(df["Rank"].tolist(), key=int)  # the overall rank is kept under a filter
 
-    df, _ = table(client, "unidoc", "Recall@10", "All", "bge-m3", [], [], [], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "bge-m3", [], [], [], UNIDOC_COLUMNS, False)
     assert len(df) >= 2 and all("bge-m3" in s.lower() for s in df["System"])
 
-    df, _ = table(client, "unidoc", "Recall@10", "All", "Demo Baselines", ["text", "image"], [], [], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "Demo Baselines", ["text", "image"], [], [], UNIDOC_COLUMNS, False)
     assert df["System"].tolist() == ["BM25 + Llama-3.1-8B (baseline)"]  # search matches the organisation too
 
-    df, _ = table(client, "unidoc", "Recall@10", "All", "no such system", [], [], [], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "no such system", [], [], [], UNIDOC_COLUMNS, False)
     assert df.empty
 
-    df, _ = table(client, "unidoc", "Recall@10", "All", "", [], [], [], ["Recall@10"])
+    df, _ = table(client, "unidoc", "Recall@10", "All", "", [], [], [], ["Recall@10"], False)
     assert list(df.columns) == ["Rank", "System", "Recall@10"]
 
 
 def test_table_slice_shows_the_slice_scores(client, app):
-    df, out = table(client, "unidoc", "Recall@10", "Domain: finance", "", [], [], [], UNIDOC_COLUMNS)
+    df, out = table(client, "unidoc", "Recall@10", "Domain: finance", "", [], [], [], UNIDOC_COLUMNS, False)
     assert out["label"] == "UniDoc-Bench: ranked by Recall@10, scores on Domain: finance"
     entries = {e.name: e for e in app.board.entries("unidoc")}
     for name, cell in zip(df["System"], df["Recall@10"]):
@@ -182,17 +182,17 @@ def test_table_futurepedia_filters_slice_and_var(client, app):
 
 def test_table_vdr_filters_and_rank_by(client, app):
     cols = ["Base model", "Method", "nDCG@5", "Compression", "Retention", "Status"]
-    df, _ = table(client, "vdr", "nDCG@5", "All", "", ["colqwen2-v1.0"], ["merge"], cols)
+    df, _ = table(client, "vdr", "nDCG@5", "All", "", ["colqwen2-v1.0"], ["merge"], cols, False)
     assert set(df["Base model"]) == {"colqwen2-v1.0"} and set(df["Method"]) == {"merge"}
     assert df["System"].tolist() == ["colqwen2-v1.0 (merge 50%)", "colqwen2-v1.0 (merge 75%)", "colqwen2-v1.0 (merge 90%)"]
     assert all(re.fullmatch(r"\d+\.\d%", r) for r in df["Retention"])
 
-    df, out = table(client, "vdr", "Compression", "All", "", [], [], cols)
+    df, out = table(client, "vdr", "Compression", "All", "", [], [], cols, False)
     assert out["label"] == "VDR compression: ranked by Compression"
     comp = [number(c) for c in df["Compression"]]
     assert comp == sorted(comp, reverse=True)
 
-    df, _ = table(client, "vdr", "nDCG@5", "Dataset family: ViDoRe-V2", "", [], [], cols)
+    df, _ = table(client, "vdr", "nDCG@5", "Dataset family: ViDoRe-V2", "", [], [], cols, False)
     # the family slice lists the runs that cover the whole family: not the demo run on ViDoRe-V1 only
     covering = {e.name for e in app.board.entries("vdr") if "ViDoRe-V2" in e.summary["breakdowns"].get("family", {})}
     assert set(df["System"]) == covering and 0 < len(covering) < len(app.board.entries("vdr"))
@@ -200,10 +200,10 @@ def test_table_vdr_filters_and_rank_by(client, app):
 
 # ---- CSV export ----------------------------------------------------------------------------------------
 def test_export_csv_has_the_rows_of_the_view(client, app):
-    path = client.predict("Recall@10", "All", "", ["text"], [], [], UNIDOC_COLUMNS, api_name="/export_csv_unidoc")
+    path = client.predict("Recall@10", "All", "", ["text"], [], [], UNIDOC_COLUMNS, False, api_name="/export_csv_unidoc")
     assert Path(path).name == "unidoc-leaderboard.csv"
     csv = pd.read_csv(path)
-    df, _ = table(client, "unidoc", "Recall@10", "All", "", ["text"], [], [], UNIDOC_COLUMNS)
+    df, _ = table(client, "unidoc", "Recall@10", "All", "", ["text"], [], [], UNIDOC_COLUMNS, False)
     assert csv["name"].tolist() == df["System"].tolist()
     assert set(csv["paradigm"]) == {"text"}
     assert {"id", "name", "organization", "recall@10", "recall@10:low", "recall@10:high", "rank", "rank_ub", "status"} <= set(
@@ -213,7 +213,7 @@ def test_export_csv_has_the_rows_of_the_view(client, app):
     for _, row in csv.iterrows():  # full precision, not the display rounding
         assert row["recall@10"] == pytest.approx(entries[row["id"]].summary["overall"]["recall@10"])
 
-    path = client.predict("nDCG@5", "All", "", [], [], [], api_name="/export_csv_vdr")
+    path = client.predict("nDCG@5", "All", "", [], [], [], False, api_name="/export_csv_vdr")
     csv = pd.read_csv(path)
     assert len(csv) == len(app.board.entries("vdr")) and "retention" in csv.columns
     assert csv["ndcg@5"].is_monotonic_decreasing

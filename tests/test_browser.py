@@ -128,6 +128,14 @@ def open_board(page, app, path: str = "", table: str = "unidoc-table"):
     page.wait_for_function("location.search.includes('tab=')")
 
 
+def rescored_only(page, table: str = "unidoc-table"):
+    """Wait until the permalink's `reported=0` is restored: the page first shows the default view, with reported rows."""
+    page.wait_for_function(
+        "(sel) => location.search.includes('reported=0') && document.querySelectorAll(sel).length === 0",
+        arg=f"#{table} [role=row][data-index] .reported-badge",
+    )
+
+
 def wait_rows(page, table_id: str, expected: list[str], col: int = 2):
     page.wait_for_function(
         """([sel, want]) => {
@@ -169,7 +177,8 @@ def assert_inert(page):
 # ---- the board -----------------------------------------------------------------------------------------------
 def test_board_loads_with_rows_and_a_chart_and_sorts(app, page_factory):
     page = page_factory()
-    open_board(page, app)
+    open_board(page, app, "?reported=0")  # the rescored rows alone (tests/test_browser_reported.py: with the reported)
+    rescored_only(page)
     names = column(page, "unidoc-table", header_index(page, "unidoc-table", "System"))
     expected = [
         e.name
@@ -356,7 +365,8 @@ def test_hostile_system_name_shows_literally_and_runs_nothing(app, page_factory)
 # ---- phone width -------------------------------------------------------------------------------------------------
 def test_phone_width_is_readable(app, page_factory):
     page = page_factory(PHONE)
-    open_board(page, app)
+    open_board(page, app, "?reported=0")
+    rescored_only(page)
     plot_svg_text(page, "unidoc-plot-0")
     # the page itself does not scroll sideways: the table scrolls inside its own box
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1

@@ -87,8 +87,14 @@ def status_text(page) -> str:
     return page.inner_text("#status")
 
 
+# Rescored rows only: the reported rows (published figures, tests/test_browser_reported.py) show before any pull.
+RESCORED_ROWS = (
+    "[...document.querySelectorAll('#unidoc-table [role=row][data-index]')].filter(r => !r.querySelector('.reported-badge'))"
+)
+
+
 def table_rows(page) -> int:
-    return page.eval_on_selector_all("#unidoc-table [role=row][data-index]", "rs => rs.length")
+    return page.evaluate(f"{RESCORED_ROWS}.length")
 
 
 def assert_not_reloaded(page):
@@ -99,7 +105,7 @@ def test_an_open_page_shows_the_outage_banner_and_clears_it_without_a_reload(hub
     with app_on_hub() as app:
         page = new_page(app.url)
         page.wait_for_function("document.querySelector('#status').innerText.includes('data as of')")
-        page.wait_for_selector("#unidoc-table [role=row][data-index]")
+        page.wait_for_function(f"{RESCORED_ROWS}.length > 0")
         assert page.query_selector("#status .banner") is None
         rows = table_rows(page)
 
@@ -131,6 +137,6 @@ def test_a_page_opened_while_the_first_pull_runs_says_loading_then_shows_the_row
         assert table_rows(page) == 0
         hub.ok()
         page.wait_for_function("document.querySelector('#status').innerText.includes('data as of')")
-        page.wait_for_function("document.querySelectorAll('#unidoc-table [role=row][data-index]').length === 2")
+        page.wait_for_function(f"{RESCORED_ROWS}.length === 2")
         assert_not_reloaded(page)
         assert "loading" not in status_text(page)

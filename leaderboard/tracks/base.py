@@ -98,6 +98,46 @@ class SystemField:
     shown: bool = True  # a table column shown by default (links and long text are never table columns)
 
 
+@dataclass(frozen=True)
+class ReportedSource:
+    """Where a reported row's figures come from, as the board cites it (hover, detail view, About)."""
+
+    title: str  # the paper or repository, as cited
+    where: str  # the table(s) or file(s) the figures were copied from
+    licence: str
+    measured_on: str  # what the figures were measured on (questions, datasets, judge), in words
+    url: str = ""
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class ReportedRow:
+    """One system's published figures, mapped by its track onto the track's metric and axis keys.
+
+    Shown beside rescored systems, never ranked, never in a paired test, without CI (leaderboard/reported.py).
+    """
+
+    key: str  # unique within its track
+    name: str
+    system: dict[str, Any]  # the track's system fields
+    overall: dict[str, float]  # metric key -> figure (the table's cells)
+    breakdowns: dict[str, dict[str, dict[str, float]]]  # axis key -> value -> metric key -> figure
+    source: ReportedSource
+    # Figures computed here from published ones (never published themselves): metric key (or
+    # "axis:value:metric") -> how, e.g. "mean of the reported per-dataset values over 8 datasets".
+    computed: dict[str, str] = field(default_factory=dict)
+    note: str = ""  # what to know about this row's figures (e.g. which query language), shown on hover
+    judge: str = ""  # who judged its judged metrics, in words
+    # Figures of the source with no board equivalent: the detail view only. (label, value, unit)
+    detail_overall: tuple[tuple[str, float, str], ...] = ()
+    detail_breakdowns: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # axis -> value -> label
+    # Charts: where the row sits on a curve chart when that differs from its table cells (a curve measured on other
+    # datasets than the board's gold), the series it belongs to, and what its point is.
+    chart_overall: dict[str, float] | None = None
+    series: str = ""
+    chart_note: str = ""
+
+
 @dataclass
 class Scores:
     """What a scorer returns for one submission."""
@@ -255,6 +295,16 @@ class Track(ABC):
     def records_from_run(self, fmt: str, run, problems: list[str]) -> list[dict]:
         """This track's prediction records from a run read by convert.py; every problem appended, precisely."""
         raise NotImplementedError(f"{self.name} has no run converter")
+
+    # Files under assets/reported/ whose published figures this track shows as reported rows (leaderboard/reported.py
+    # reads them and calls `reported_rows`); the mapping of a file's keys to the track's keys lives in the track.
+    reported_files: tuple[str, ...] = ()
+    # What About says of this track's reported figures: how they were measured, how the board shows them.
+    reported_notes: str = ""
+
+    def reported_rows(self, files: dict[str, Any], gold: Gold) -> list[ReportedRow]:
+        """The reported rows of `files` ({file name: parsed JSON}) against this gold; a ValueError names a bad figure."""
+        return []
 
     # ---- declarations helpers -------------------------------------------------
     def metric(self, key: str) -> Metric:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import reported
 from ..metrics.stats import RESAMPLES
 from ..scoring import METRIC_VERSION
 from ..submission import DEFAULT_MAX_BYTES
@@ -71,4 +72,15 @@ per line, or `.json` `{{"track", "system", "predictions": [...]}}`. Check it bef
 `python -m leaderboard validate FILE`; rescore it with `python -m leaderboard score FILE --json`.
 
 {sections}
+
+## Reported results and their sources
+
+Beside the rescored systems, tables and charts show **reported** rows: figures that papers and public
+result repositories publish, copied with their provenance into `assets/reported/` and never recomputed.
+They carry a "reported" badge, their source on hover and in the System tab, no confidence interval and no
+rank; they are never in a paired test nor in "Rank (CI)". Compare sets one against a rescored system on the
+metrics both have, as differences only (no significance test). A toggle hides them; the CSV export marks
+them in its `reported` column with their `source`.
+
+{reported.about_markdown()}
 """

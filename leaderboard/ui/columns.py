@@ -15,7 +15,7 @@ from pandas import NA as _NA
 
 from ..tracks import Metric, Track
 from ..tracks.base import TEXT_LIMITS, TableColumn
-from .format import ci_text, num
+from .format import ci_text, esc, num
 
 Row = dict  # one row of board.table, as a record
 
@@ -33,8 +33,8 @@ class Column:
 
     @property
     def markdown(self) -> bool:
-        """Only the metric cells we format ourselves are markdown; text from submissions never is."""
-        return self.kind == "metric"
+        """Only the metric and rank cells we format ourselves are markdown; text from submissions never is."""
+        return self.kind in ("metric", "rank")
 
 
 def missing(value) -> bool:
@@ -61,6 +61,8 @@ def metric_cell(row: Row, m: Metric) -> str:
             return "judging…" if row.get("judging") else "not judged"
         return "–"
     text = f"{value:.1%}" if m.percent else num(value)
+    if row.get("reported") is True and row.get(f"{m.key}:computed"):  # a mean computed here from published figures
+        text += f' <sup title="{esc(row[f"{m.key}:computed"])}">mean</sup>'
     ci = ci_text(row.get(f"{m.key}:low"), row.get(f"{m.key}:high"))
     if ci:
         text += f" <sub>{ci}</sub>"  # numbers only: no submitted text ever reaches a markdown cell
@@ -69,9 +71,20 @@ def metric_cell(row: Row, m: Metric) -> str:
     return text
 
 
+def _review(row: Row) -> str:
+    """The row's review note ("pending review (PR #n)"), "" when none (reported rows have no such column: NaN)."""
+    review = row.get("review")
+    return review if isinstance(review, str) else ""
+
+
 def _system_cell(row: Row) -> str:
     """The name, with a badge while it waits in a pull request (plain text: the cell is not markdown)."""
-    return str(row["name"]) + (" ⏳ pending review" if row.get("review") else "")
+    return str(row["name"]) + (" ⏳ pending review" if _review(row) else "")
+
+
+def reported_badge(row: Row) -> str:
+    """A reported row's Rank cell: a badge instead of a rank, its source on hover (text from our own files, escaped)."""
+    return f'<span class="reported-badge" title="{esc(row.get("source", ""))}">reported</span>'
 
 
 def status_cell(row: Row) -> str:
@@ -80,8 +93,8 @@ def status_cell(row: Row) -> str:
         status = f"invalid ({row['errors']} error{'s' if row['errors'] != 1 else ''})"
     elif row.get("judging"):
         status = "scored; judging answers…"
-    if row.get("review"):
-        status += f"; {row['review']}"
+    if _review(row):
+        status += f"; {_review(row)}"
     if row.get("flag") == "flagged":
         status += " ⚑ flagged" + (f": {row['flag_reason']}" if row.get("flag_reason") else "")
     return status
@@ -125,7 +138,7 @@ def columns(track: Track) -> list[Column]:
             "rank",
             "Rank",
             "rank",
-            lambda r: _int_text(r.get("rank")),
+            lambda r: reported_badge(r) if r.get("reported") is True else _int_text(r.get("rank")),
             lambda r: number(r.get("rank")),
             optional=False,
             width="64px",

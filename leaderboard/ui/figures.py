@@ -63,6 +63,22 @@ def _axis_label(track: Track, axis: str) -> str:
 
 
 NO_CHART = Chart("", "")  # a builder called without its declaration: generic wording only
+REPORTED_MARK = " (reported)"  # after a reported system's name in legends and hovers
+
+
+def _reported(summary: dict) -> dict | None:
+    """A reported row's chart info (series, note, source), or None for a rescored system."""
+    return summary.get("reported")
+
+
+def _rescored_only(systems: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    return [(n, s) for n, s in systems if not _reported(s)]
+
+
+def _reported_hover(summary: dict) -> str:
+    info = _reported(summary) or {}
+    note = f"<br>{esc(info['note'])}" if info.get("note") else ""
+    return f"<br>reported, not rescored: {esc(info.get('source', ''))}{note}"
 
 
 def by_axis(track: Track, systems: list[tuple[str, dict]], axis: str, metric: str) -> go.Figure:
@@ -74,19 +90,27 @@ def by_axis(track: Track, systems: list[tuple[str, dict]], axis: str, metric: st
         for v in s.get("breakdowns", {}).get(axis, {}):
             if v not in values:
                 values.append(v)
-    drawn = 0
+    drawn = {False: 0, True: 0}  # rescored and reported systems each get MAX_SERIES bars
     for name, s in systems:
         cells = s.get("breakdowns", {}).get(axis, {})
         ys = [cells.get(v, {}).get(metric) for v in values]
-        if all(y is None for y in ys):
+        is_reported = bool(_reported(s))
+        if all(y is None for y in ys) or drawn[is_reported] == MAX_SERIES:
             continue
-        fig.add_bar(
-            name=esc(name), x=[esc(v) for v in values], y=ys, hovertemplate="%{x}: %{y:.3f}<extra>" + esc(name) + "</extra>"
-        )
-        drawn += 1
-        if drawn == MAX_SERIES:
-            break
-    if not drawn:
+        if is_reported:  # hatched, named as reported, the source in the hover
+            fig.add_bar(
+                name=esc(name) + REPORTED_MARK,
+                x=[esc(v) for v in values],
+                y=ys,
+                marker={"pattern": {"shape": "/", "solidity": 0.4}},
+                hovertemplate="%{x}: %{y:.3f}" + _reported_hover(s) + "<extra>" + esc(name) + REPORTED_MARK + "</extra>",
+            )
+        else:
+            fig.add_bar(
+                name=esc(name), x=[esc(v) for v in values], y=ys, hovertemplate="%{x}: %{y:.3f}<extra>" + esc(name) + "</extra>"
+            )
+        drawn[is_reported] += 1
+    if not any(drawn.values()):
         return message_figure(f"No system has {_label(track, metric)} per {decl.label.lower()} yet.")
     fig.update_yaxes(title=esc(_label(track, metric)), rangemode="tozero")
     return _layout(fig, f"{_label(track, metric)} per {decl.label.lower()}", barmode="group")
@@ -102,17 +126,24 @@ def scatter(track: Track, systems: list[tuple[str, dict]], x: str, y: str, chart
             or f"No system has both {_label(track, x)} and {_label(track, y)}" + (" (not judged yet?)." if judged else ".")
         )
     fig = go.Figure()
+    kinds = {n: _reported(s) is not None for n, s in systems}
+    hovers = {n: _reported_hover(s) for n, s in systems if _reported(s)}
     for i, (n, px, py) in enumerate(pts):
+        marker = {"size": 12, "color": PALETTE[i % len(PALETTE)]}
+        if kinds.get(n):  # reported: an open diamond, marked in its label
+            marker.update(symbol="diamond-open", line={"width": 2})
         fig.add_scatter(
             x=[px],
             y=[py],
             mode="markers+text" if i < MAX_LABELS else "markers",
-            name=esc(n),
-            text=[esc(n)],
+            name=esc(n) + (REPORTED_MARK if kinds.get(n) else ""),
+            text=[esc(n) + (REPORTED_MARK if kinds.get(n) else "")],
             textposition="top center",
-            marker={"size": 12, "color": PALETTE[i % len(PALETTE)]},
+            marker=marker,
             showlegend=False,
-            hovertemplate=f"{esc(n)}<br>{esc(_label(track, x))} %{{x:.3f}}<br>{esc(_label(track, y))} %{{y:.3f}}<extra></extra>",
+            hovertemplate=f"{esc(n)}<br>{esc(_label(track, x))} %{{x:.3f}}<br>{esc(_label(track, y))} %{{y:.3f}}"
+            + hovers.get(n, "")
+            + "<extra></extra>",
         )
     fig.update_xaxes(title=esc(chart.x_title or _label(track, x)))
     fig.update_yaxes(title=esc(chart.y_title or _label(track, y)))
@@ -125,6 +156,7 @@ def avg_var(track: Track, systems: list[tuple[str, dict]], metric: str, chart: C
     The variance is the scorer's overall["<metric>_var"].
     """
     over = _axis_label(track, chart.axis) if chart.axis else "categories"
+    systems = _rescored_only(systems)
     pts = [(n, s["overall"].get(metric), s["overall"].get(f"{metric}_var")) for n, s in systems]
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
     if not pts:
@@ -150,7 +182,7 @@ def avg_var(track: Track, systems: list[tuple[str, dict]], metric: str, chart: C
 
 def shares(track: Track, systems: list[tuple[str, dict]], axis: str, chart: Chart = NO_CHART) -> go.Figure:
     """Stacked horizontal bars: each system's mean share per value of `axis` (e.g. document language)."""
-    rows = [(n, s.get("breakdowns", {}).get(axis)) for n, s in systems]
+    rows = [(n, s.get("breakdowns", {}).get(axis)) for n, s in _rescored_only(systems)]
     rows = [(n, c) for n, c in rows if c]
     if not rows:
         return message_figure(chart.empty or f"No system has shares per {_axis_label(track, axis)} yet.")
@@ -210,8 +242,23 @@ def _higher_is_better(track: Track, key: str) -> bool:
 
 
 def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, group: str, chart: Chart = NO_CHART) -> go.Figure:
+    """One curve per `group` of rescored systems, the Pareto front of those; reported rows as their own dotted
+    series (one per source: a published curve, uncompressed models), never on the front."""
+    published = [
+        (n, s["overall"].get(x), s["overall"].get(y), s["reported"]["series"], _reported_hover(s))
+        for n, s in systems
+        if _reported(s) and s["overall"].get(x) is not None and s["overall"].get(y) is not None
+    ]
+    systems = _rescored_only(systems)
     pts = [(n, s["overall"].get(x), s["overall"].get(y), str(s.get("system", {}).get(group, "?"))) for n, s in systems]
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
+    if not pts and published:
+        fig = go.Figure()
+        x_format = ".0%" if x in {m.key for m in track.metrics} and track.metric(x).percent else ".3f"
+        _reported_curves(fig, track, published, x, y, x_format)
+        fig.update_xaxes(title=esc(chart.x_title or _label(track, x)), tickformat=".0%" if x_format == ".0%" else None)
+        fig.update_yaxes(title=esc(chart.y_title or _label(track, y)))
+        return _layout(fig, f"{_label(track, y)} against {_label(track, x).lower()}: reported curves only")
     if not pts:
         return message_figure(chart.empty or f"No system reports {_label(track, x)} yet.")
     x_format = ".0%" if x in {m.key for m in track.metrics} and track.metric(x).percent else ".3f"
@@ -233,6 +280,7 @@ def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, grou
             + esc(_label(track, y))
             + " %{y:.3f}<extra></extra>",
         )
+    _reported_curves(fig, track, published, x, y, x_format)
     front = pareto_front([(p[1], p[2]) for p in pts], *(_higher_is_better(track, k) for k in (x, y)))
     fig.add_scatter(
         x=[p[0] for p in front],
@@ -264,4 +312,50 @@ def diff_by_category(comparison: dict, name_a: str, name_b: str) -> go.Figure:
         )
     fig.add_hline(y=0, line={"color": "#666", "width": 1})
     fig.update_yaxes(title=f"A − B ({esc(comparison.get('focus') or '')})")
+    return _layout(fig, f"{name_a} − {name_b} per category")
+
+
+def _reported_curves(fig: go.Figure, track: Track, points: list, x: str, y: str, x_format: str) -> None:
+    """Reported points, one dotted series per source, in grey shades: on the chart, apart from the rescored ones."""
+    shades = ("#6b5413", "#8c8c8c", "#b07aa1", "#4d4d4d")
+    for i, series in enumerate(dict.fromkeys(p[3] for p in points)):
+        mine = sorted((p for p in points if p[3] == series), key=lambda p: p[1])
+        fig.add_scatter(
+            x=[p[1] for p in mine],
+            y=[p[2] for p in mine],
+            mode="lines+markers" if len({p[1] for p in mine}) > 1 else "markers",  # a curve; points at one x stay points
+            name=esc(series),
+            text=[esc(p[0]) for p in mine],
+            customdata=[p[4] for p in mine],
+            line={"color": shades[i % len(shades)], "dash": "dot"},
+            marker={"symbol": "diamond-open", "size": 10, "line": {"width": 2}},
+            hovertemplate="%{text}"
+            + REPORTED_MARK
+            + "<br>"
+            + esc(_label(track, x).lower())
+            + " %{x:"
+            + x_format
+            + "}<br>"
+            + esc(_label(track, y))
+            + " %{y:.3f}%{customdata}<extra></extra>",
+        )
+
+
+def reported_diff_by_category(track: Track, cats: dict, name_a: str, name_b: str) -> go.Figure:
+    """A − B per category from published figures (no test, no unit counts): one bar group per axis."""
+    if not cats:
+        return message_figure("The two have no category breakdown in common.")
+    fig = go.Figure()
+    for i, (axis, cells) in enumerate(cats.items()):
+        fig.add_bar(
+            name=esc(_axis_label(track, axis)),
+            x=[esc(v) for v in cells],
+            y=[c["diff"] for c in cells.values()],
+            marker={"color": PALETTE[i % len(PALETTE)], "pattern": {"shape": "/", "solidity": 0.3}},
+            customdata=[[c["a"], c["b"], esc(c["metric"])] for c in cells.values()],
+            hovertemplate="%{x}: A−B %{y:+.3f} (%{customdata[2]})<br>A %{customdata[0]:.3f}, B %{customdata[1]:.3f}"
+            "<br>no significance test: reported figures<extra></extra>",
+        )
+    fig.add_hline(y=0, line={"color": "#666", "width": 1})
+    fig.update_yaxes(title="A − B (no significance test: reported figures)")
     return _layout(fig, f"{name_a} − {name_b} per category")

@@ -5,6 +5,7 @@ Everything that came from a submission or a server path goes through `esc`.
 
 from __future__ import annotations
 
+from ..reported import LEGEND
 from ..service import Board
 from ..tracks import Track
 from .format import esc, num
@@ -30,13 +31,19 @@ def track_hint(track: Track) -> str:
 
 COMPARE_HINT = hint(
     "Pick two systems of one track: every metric with both values, the difference, its 95% CI "
-    "and a paired significance test over the units both answered."
+    "and a paired significance test over the units both answered. A reported system (published figures) "
+    "can be set against a rescored one: differences only, no significance test."
 )
 SUBMIT_HINT = hint(
     "Upload one file (.json, .jsonl, optionally .gz). It is validated first: an invalid file is "
     "never stored, and you see every problem. A valid one is stored in the submissions repository and "
     "rescored from its raw predictions."
 )
+
+
+def reported_legend() -> str:
+    """The one-line legend of a track with reported rows: rescored vs reported."""
+    return f'<p class="reported-legend"><span class="reported-badge">reported</span> {LEGEND}</p>'
 
 
 def compare_summary(text: str) -> str:

@@ -10,6 +10,7 @@ import re
 
 import pandas as pd
 
+from .. import reported
 from ..ranking import Entry
 from ..service import Board
 from ..tracks import TRACKS, SystemField, Track
@@ -74,6 +75,11 @@ def filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
             v = e.summary.get("judge") if key == "judge" else e.system.get(key)
             if isinstance(v, str) and v and key != "has" and v != "none":
                 out[key].add(v)
+    for row in reported_rows(board, track):  # reported rows are filtered like the others: their values are choices
+        for key in out:
+            v = row.system.get(key)
+            if isinstance(v, str) and v and key not in ("has", "judge") and v != "none":
+                out[key].add(v)
     order = {"has": [(m.label, m.key) for m in track.metrics]}  # (label, key): the key is the value
     return {k: order.get(k) or sorted(v) for k, v in out.items()}
 
@@ -85,11 +91,18 @@ def filtered_table(
     slice_choice: str | None = None,
     search: str = "",
     filters: dict[str, list[str]] | None = None,
+    show_reported: bool = False,
 ) -> pd.DataFrame:
-    """The raw board rows of a view: ranked by `rank_by`, on a slice, searched and filtered."""
+    """The raw board rows of a view: ranked by `rank_by`, on a slice, searched and filtered.
+
+    `show_reported`: the track's reported rows (published figures, leaderboard/reported.py) placed among the
+    ranked ones by value, unranked; every row carries `reported` (True/False) and `source`.
+    """
     track = TRACKS[track_name]
     rank_key = cols.metric_key(track, rank_by)
     raw = board.table(track_name, rank_by=rank_key, slice_=parse_slice(track, slice_choice))
+    shown = reported_rows(board, track) if show_reported else []
+    raw = reported.merged(track, raw, reported.frame(track, shown, parse_slice(track, slice_choice)), rank_key)
     if raw.empty:
         return raw
     if parse_slice(track, slice_choice) is not None:  # a slice view lists the systems that have that slice
@@ -141,10 +154,11 @@ def table_frames(
     search: str = "",
     filters: dict[str, list[str]] | None = None,
     columns: list[str] | None = None,
+    show_reported: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(display frame, raw frame) of a track's board under the given view."""
     track = TRACKS[track_name]
-    raw = filtered_table(board, track_name, rank_by, slice_choice, search, filters)
+    raw = filtered_table(board, track_name, rank_by, slice_choice, search, filters, show_reported)
     if raw.empty:
         return pd.DataFrame({c.label: [] for c in cols.columns(track) if not c.optional}), raw
     shown = set(cols.keys_of(track, columns) if columns is not None else default_columns(track))
@@ -174,11 +188,23 @@ def table_value(disp: pd.DataFrame, raw: pd.DataFrame, track: Track) -> dict:
         columns.append([c.sort_key(r) for r in records] if c.sort_key is not None and records else disp[c.label].tolist())
     data = [list(row) for row in zip(*columns)] if columns else []
     shown = disp.astype(str).values.tolist()
+    marked = [bool(r.get("reported")) for r in records] if records else [False] * len(shown)
+    styling = [[REPORTED_STYLE if m else ""] * len(disp.columns) for m in marked]  # reported rows look different
     return {
         "headers": list(disp.columns),
         "data": data,
-        "metadata": {"display_value": shown, "styling": [[""] * len(disp.columns) for _ in shown]} if shown else None,
+        "metadata": {"display_value": shown, "styling": styling} if shown else None,
     }
+
+
+REPORTED_STYLE = "background-color: #f3f0e8; font-style: italic;"
+
+
+def reported_rows(board: Board, track: Track) -> list:
+    """The track's reported rows against the gold the board scores with."""
+    if not track.reported_files:
+        return []
+    return reported.for_track(track, board.gold(track.name)).rows
 
 
 judge_label = cols.judge_label
@@ -195,13 +221,20 @@ def datatypes(disp: pd.DataFrame, track: Track) -> list[str]:
 
 
 def chart_systems(board: Board, track_name: str, raw: pd.DataFrame) -> list[tuple[str, dict]]:
-    """(name, summary) of the scored systems in table order, for the charts."""
+    """(name, summary) of the scored systems in table order, for the charts; a reported row's summary is marked
+    `reported` (figures.py draws it apart)."""
     by_id = {e.id: e for e in board.entries(track_name)}
+    track = TRACKS[track_name]
+    shown = (
+        {reported.row_id(track, r): r for r in reported_rows(board, track)} if "reported" in raw and raw["reported"].any() else {}
+    )
     out = []
     for _, row in raw.iterrows():
         e = by_id.get(row["id"])
         if e is not None and e.status == "scored":
             out.append((e.name, e.summary))
+        elif row["id"] in shown:
+            out.append((shown[row["id"]].name, reported.chart_summary(track, shown[row["id"]])))
     return out
 
 
@@ -236,16 +269,22 @@ def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metri
 
 
 # ---- systems, details and compare ---------------------------------------------------------------
-def system_choices(board: Board, track_name: str) -> list[tuple[str, str]]:
-    """(label, id) for the scored systems of a track, best first."""
+def system_choices(board: Board, track_name: str, reported_too: bool = False) -> list[tuple[str, str]]:
+    """(label, id) for the scored systems of a track, best first; then its reported rows when asked (compare)."""
     raw = board.table(track_name)
-    if raw.empty:
-        return []
     out = []
     for _, r in raw.iterrows():
         if r["status"] == "scored":
             out.append((f"{short(r['name'], 60)} · {r['id'][:7]}", r["id"]))
+    if reported_too:
+        track = TRACKS[track_name]
+        out += [(f"reported · {short(r.name, 60)}", reported.row_id(track, r)) for r in reported_rows(board, track)]
     return out
+
+
+def reported_row(board: Board, entry_id: str | None):
+    """(track, row) of a reported id, or None."""
+    return reported.find(entry_id, board.gold) if reported.is_reported(entry_id) else None
 
 
 def visible_entry(board: Board, entry_id: str | None) -> Entry | None:
@@ -256,6 +295,10 @@ def visible_entry(board: Board, entry_id: str | None) -> Entry | None:
 
 def detail(board: Board, entry_id: str | None) -> tuple[str, pd.DataFrame, pd.DataFrame]:
     """(metadata HTML, per-category scores, per-unit scores) of one submission."""
+    found = reported_row(board, entry_id)
+    if found is not None:  # published figures: their source and every figure; no per-unit scores
+        html, frame = reported.detail(*found, esc)
+        return html, frame, pd.DataFrame()
     e = visible_entry(board, entry_id)
     if e is None:
         return "<p>Pick a system.</p>", pd.DataFrame(), pd.DataFrame()
@@ -440,6 +483,8 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
             figures.message_figure("Pick two different systems."),
             pd.DataFrame(),
         )
+    if reported.is_reported(a_id) or reported.is_reported(b_id):
+        return reported_compare_view(board, a_id, b_id)
     if visible_entry(board, a_id) is None or visible_entry(board, b_id) is None:  # unknown, withdrawn or hidden
         msg = "Unknown system: pick again."
         return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
@@ -487,3 +532,81 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
 
 def both_records(board: Board, a_id: str | None, b_id: str | None, unit: str | None) -> tuple[str, str]:
     return unit_record(board, a_id, unit), unit_record(board, b_id, unit)
+
+
+NO_TEST = "no significance test: reported figures"
+
+
+def _compared(board: Board, entry_id: str) -> tuple[str, str, dict, bool] | None:
+    """(track name, name, summary, reported?) of a system to compare: a visible rescored one or a reported row."""
+    found = reported_row(board, entry_id)
+    if found is not None:
+        track, row = found
+        return track.name, row.name, {"overall": row.overall, "breakdowns": row.breakdowns}, True
+    e = visible_entry(board, entry_id)
+    if e is None or e.status != "scored":
+        return None
+    return e.summary.get("track"), e.name, e.summary, False
+
+
+def reported_compare_view(board: Board, a_id: str, b_id: str):
+    """A rescored system against a reported one (or two reported): the differences on the metrics both have, per
+    category where both sources have the breakdown; no CI, no test (reported figures have no per-unit scores)."""
+    a, b = _compared(board, a_id), _compared(board, b_id)
+    if a is None or b is None:
+        msg = "Unknown system: pick again."
+        return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
+    if a[0] != b[0]:
+        msg = "Pick two systems of the same track."
+        return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
+    track = TRACKS[a[0]]
+    metrics, cats = reported.compare_frame(track, a[2], b[2])
+    tag = {True: " (reported)", False: " (rescored)"}
+    text = (
+        f"<b>A</b> = {esc(a[1])}{tag[a[3]]} · <b>B</b> = {esc(b[1])}{tag[b[3]]}. Differences only, on the metrics both "
+        f"have: <b>{NO_TEST}</b> (published figures come without per-unit scores, and were measured on their "
+        "source's data with its own protocol)."
+    )
+    if metrics.empty:
+        text += " The two have no metric in common."
+    return text, metrics, figures.safe(figures.reported_diff_by_category, track, cats, a[1], b[1]), pd.DataFrame()
+
+
+def leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) -> str:
+    """Per value of each by-axis chart's axis: the best rescored and the best reported system on the ranking metric.
+
+    Shown only while reported rows are on the board (the first-visit story: the paper's systems beside the
+    rescored ones); names are escaped, figures are those of the table and charts.
+    """
+    if raw.empty or "reported" not in raw or not raw["reported"].any() or "rank" not in raw:
+        return ""
+    systems = chart_systems(board, track.name, raw)
+    higher = next((m.higher_is_better for m in track.metrics if m.key == rank_key), True)
+    sections = []
+    for axis in dict.fromkeys(c.axis for c in track.charts if c.kind == "by_axis"):
+        decl = next(a for a in track.axes if a.key == axis)
+        metric = rank_key if not decl.metrics or rank_key in decl.metrics else decl.metrics[0]
+        values = list(decl.values) or sorted({v for _, s in systems for v in s.get("breakdowns", {}).get(axis, {})})
+        lines = []
+        for value in values:
+            best: dict[bool, tuple[str, float] | None] = {False: None, True: None}
+            for name, s in systems:
+                x = s.get("breakdowns", {}).get(axis, {}).get(value, {}).get(metric)
+                kind = bool(s.get("reported"))
+                if x is not None and (best[kind] is None or (x > best[kind][1] if higher else x < best[kind][1])):
+                    best[kind] = (name, x)
+            if best[False] is None or best[True] is None:
+                continue
+            lead = (best[False][1] >= best[True][1]) == higher
+            marks = {False: ' class="leader"' if lead else "", True: "" if lead else ' class="leader"'}
+            cells = [f"<td{marks[k]}>{esc(short(best[k][0], 34))} {num(best[k][1])}</td>" for k in (False, True)]
+            lines.append(f"<tr><th>{esc(value)}</th>{''.join(cells)}</tr>")
+        if lines:
+            label = track.metric(metric).label
+            sections.append(
+                f"<table class='leaders'><caption>Best per {esc(decl.label.lower())} ({esc(label)})</caption>"
+                f"<tr><th></th><th>rescored</th><th>reported</th></tr>{''.join(lines)}</table>"
+            )
+    if not sections:
+        return ""
+    return f"<details class='leaders' open><summary>Who leads: rescored vs reported</summary>{''.join(sections)}</details>"

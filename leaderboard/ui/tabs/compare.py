@@ -17,7 +17,7 @@ class CompareTab:
     def __init__(self, board: Board):
         self.board = board
         self.first_track = next(iter(TRACKS))
-        choices = views.system_choices(board, self.first_track)
+        choices = views.system_choices(board, self.first_track, reported_too=True)
         gr.HTML(html.COMPARE_HINT)
         with gr.Row():
             self.track = gr.Dropdown(
@@ -65,7 +65,7 @@ class CompareTab:
 
     def pick_track(self, track_name, a_id=None, b_id=None):
         """New choices for the track; picks already on this track stay (a permalink sets track, A and B at once)."""
-        ch = views.system_choices(self.board, track_name)
+        ch = views.system_choices(self.board, track_name, reported_too=True)
         ids = [i for _, i in ch]
         a_id = a_id if a_id in ids else (ids[0] if ids else None)
         b_id = b_id if b_id in ids and b_id != a_id else next((i for i in ids if i != a_id), None)
@@ -77,7 +77,7 @@ class CompareTab:
         The values this handler reads may be older than a permalink's restore that lands just before its
         answer (both are queued at page load): writing them back would undo the restore.
         """
-        ch = views.system_choices(self.board, track_name)
+        ch = views.system_choices(self.board, track_name, reported_too=True)
         ids = [i for _, i in ch]
         new_a, new_b = self.pick_track(track_name, a_id, b_id)
         return (gr.update(choices=ch) if a_id in ids else new_a, gr.update(choices=ch) if b_id in ids and b_id != a_id else new_b)
@@ -97,7 +97,7 @@ class CompareTab:
         track_name = urlstate.first(params, "track", self.first_track)
         if track_name not in TRACKS:
             track_name = self.first_track
-        ch = views.system_choices(self.board, track_name)
+        ch = views.system_choices(self.board, track_name, reported_too=True)
         ids = [i for _, i in ch]
         want_a, want_b = urlstate.first(params, "a"), urlstate.first(params, "b")
         return {

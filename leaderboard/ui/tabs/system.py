@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from ... import reported
 from ...service import Board
 from ...tracks import TRACKS
 from .. import urlstate, views
@@ -18,6 +19,8 @@ def all_systems(board: Board) -> list[tuple[str, str]]:
                 continue
             status = f"duplicate of {e.duplicate_of[:7]}" if e.duplicate_of else e.status
             out.append((f"{t.title} · {e.name[:60]} · {e.id[:7]} ({status})", e.id))
+    for t in TRACKS.values():  # published figures, each with its source in the detail view
+        out += [(f"{t.title} · {r.name[:60]} (reported)", reported.row_id(t, r)) for r in views.reported_rows(board, t)]
     return out
 
 

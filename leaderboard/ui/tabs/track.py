@@ -52,7 +52,13 @@ class TrackTab:
                     views.optional_columns(t), value=views.default_columns(t), label="Shown columns", elem_id=f"{t.name}-columns"
                 )
             )
-        disp, raw = views.table_frames(board, t.name)
+        # Published figures beside the rescored rows (leaderboard/reported.py): on by default, kept in the permalink.
+        with gr.Row(equal_height=True, visible=bool(t.reported_files)):
+            self.show_reported = gr.Checkbox(
+                value=True, label="show reported results", scale=0, min_width=220, elem_id=f"{t.name}-show-reported"
+            )
+            gr.HTML(html.reported_legend(), elem_id=f"{t.name}-reported-legend")
+        disp, raw = views.table_frames(board, t.name, show_reported=True)
         self.table = gr.Dataframe(
             views.table_value(disp, raw, t),
             datatype=views.datatypes(disp, t),
@@ -64,6 +70,8 @@ class TrackTab:
             elem_id=f"{t.name}-table",
             label=f"{t.title}: ranked by {t.metric(t.rank_by).label}",
         )
+        # Who leads per category among rescored and among reported rows (tracks with reported figures)
+        self.leaders = gr.HTML(views.leaders_html(board, t, raw, t.rank_by), elem_id=f"{t.name}-leaders")
         with gr.Row():
             self.csv = gr.DownloadButton("Download table as CSV", size="sm", elem_id=f"{t.name}-csv")
             gr.HTML(html.track_hint(t))
@@ -92,12 +100,19 @@ class TrackTab:
 
     @property
     def controls(self) -> list:
-        return [self.rank_by, self.slice, self.search, *self.filters, self.columns]
+        return [self.rank_by, self.slice, self.search, *self.filters, self.columns, self.show_reported]
 
     @property
     def api_inputs(self) -> dict:
         """The controls by the parameter names API callers see (in `controls` order; not param_0, param_1...)."""
-        names = ["rank_by", "scores_on", "search", *[_API_FILTER_NAMES.get(f.key, f.key) for f in self.filter_fields], "columns"]
+        names = [
+            "rank_by",
+            "scores_on",
+            "search",
+            *[_API_FILTER_NAMES.get(f.key, f.key) for f in self.filter_fields],
+            "columns",
+            "show_reported",
+        ]
         return dict(zip(names, self.controls))
 
     def table_by_name(self, **controls):
@@ -110,7 +125,8 @@ class TrackTab:
         """(table update, URL query) for the current controls; the URL only while this tab is on screen."""
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
         columns = rest[len(self.filter_fields)]
-        disp, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns)
+        show = self._show_reported(rest)
+        disp, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns, show)
         pinned = sum(1 for c in views.shown_columns(disp, self.track) if c.kind == "rank") + 1  # ranks and System
         rank_key = views.cols.metric_key(self.track, rank_by)
         keys = views.cols.keys_of(self.track, columns)
@@ -122,10 +138,12 @@ class TrackTab:
                 "q": search,
                 **{f"f.{k}": v for k, v in filters.items()},
                 "cols": None if set(keys) == set(views.default_columns(self.track)) else keys or ["-"],
+                "reported": None if show or not self.track.reported_files else "0",
             }
         )
         rank_label = self.track.metric(rank_key).label
         scope = "" if slice_choice in (None, views.ALL) else f", scores on {slice_choice}"
+        leaders = views.leaders_html(self.board, self.track, raw, rank_key) if scope == "" else ""
         return (
             gr.update(
                 value=views.table_value(disp, raw, self.track),
@@ -135,15 +153,23 @@ class TrackTab:
                 label=f"{self.track.title}: ranked by {rank_label}{scope}",
             ),
             query if active == self.track.name else gr.update(),
+            leaders,
         )
 
     def table_api(self, *controls):
         """The table for a view, as an API endpoint (no URL side effect)."""
         return self.render(None, *controls)[0]
 
+    def _show_reported(self, rest) -> bool:
+        """The toggle's value from the controls after the filters (columns, then the toggle; an older caller: on)."""
+        value = rest[len(self.filter_fields) + 1] if len(rest) > len(self.filter_fields) + 1 else True
+        return value is not False and bool(self.track.reported_files)
+
     def export(self, rank_by, slice_choice, search, *rest):
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
-        raw = views.filtered_table(self.board, self.track.name, rank_by, slice_choice, search or "", filters)
+        raw = views.filtered_table(
+            self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest)
+        )
         keep = [c for c in raw.columns if c not in ("judging", "errors", "flag_reason")]
         path = export_dir() / f"{self.track.name}-leaderboard.csv"
         views.csv_safe(raw[keep]).to_csv(path, index=False)
@@ -151,7 +177,9 @@ class TrackTab:
 
     def chart(self, index, metric_label, system_id, rank_by, slice_choice, search, *rest):
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
-        raw = views.filtered_table(self.board, self.track.name, rank_by, slice_choice, search or "", filters)
+        raw = views.filtered_table(
+            self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest)
+        )
         systems = views.chart_systems(self.board, self.track.name, raw)
         return views.chart(self.track, index, systems, metric_label, system_id)
 
@@ -197,6 +225,7 @@ class TrackTab:
         out[self.columns] = gr.update(
             value=[k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
         )
+        out[self.show_reported] = gr.update(value=urlstate.first(params, "reported", "1") != "0")
         return out
 
     # ---- events -------------------------------------------------------------------------------
@@ -210,14 +239,18 @@ class TrackTab:
             [c.change for c in self.controls],
             self.render,
             [page.active_tab, *self.controls],
-            [self.table, page.url],
+            [self.table, page.url, self.leaders],
             api_name=False,
             show_progress="hidden",
             trigger_mode="always_last",
         )
         self.search.submit(self.table_by_name, None, self.table, api_name=f"table_{name}", inputs_kwargs=self.api_inputs)
         tab.select(lambda: name, None, page.active_tab, api_name=False).then(
-            self.render, [page.active_tab, *self.controls], [self.table, page.url], api_name=False, show_progress="hidden"
+            self.render,
+            [page.active_tab, *self.controls],
+            [self.table, page.url, self.leaders],
+            api_name=False,
+            show_progress="hidden",
         )
         self.csv.click(self.export_by_name, None, self.csv, api_name=f"export_csv_{name}", inputs_kwargs=self.api_inputs)
         chart_inputs = [self.chart_metric, self.chart_system, *self.controls]
@@ -234,14 +267,25 @@ class TrackTab:
         self.table.select(self.open_row, None, [page.main_tabs, page.active_tab, page.open_system], api_name=False)
         # new data: re-render the table and refresh the per-system chart picker, keeping every current choice
         page.data_version.change(
-            self.render, [page.active_tab, *self.controls], [self.table, page.url], api_name=False, show_progress="hidden"
+            self.render,
+            [page.active_tab, *self.controls],
+            [self.table, page.url, self.leaders],
+            api_name=False,
+            show_progress="hidden",
         )
         page.data_version.change(self.repick_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
 
     def open_row(self, evt: gr.SelectData):
         """A click on a table row opens that submission in the System tab (when the Id column is shown)."""
         row = evt.row_value or []
-        entry_id = next((v for v in reversed(row) if isinstance(v, str) and views.visible_entry(self.board, v) is not None), None)
+        entry_id = next(
+            (
+                v
+                for v in reversed(row)
+                if isinstance(v, str) and (views.visible_entry(self.board, v) is not None or views.reported_row(self.board, v))
+            ),
+            None,
+        )
         if entry_id is None:  # the Id column is hidden: nothing to open
             return gr.update(), gr.update(), gr.update()
         return gr.Tabs(selected="system"), "system", gr.update(value=entry_id)

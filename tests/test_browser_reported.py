@@ -1,0 +1,79 @@
+"""Reported rows in a real browser (Debian's chromium through Playwright, as tests/test_browser.py): the badge,
+its source on hover (the title attribute), the one-line legend, the toggle, and a permalink that restores it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_browser import ARGS, CHROMIUM, DESKTOP, SHOTS, TIMEOUT, open_board, query, rows
+
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+
+from appserver import running_app  # noqa: E402
+
+BADGES = "#unidoc-table [role=row][data-index] .reported-badge"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    with running_app(tmp_path_factory.mktemp("browser-reported")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def context():
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        ctx = browser.new_context(viewport=DESKTOP, reduced_motion="reduce")
+        ctx.set_default_timeout(TIMEOUT)
+        yield ctx
+        ctx.close()
+        browser.close()
+
+
+def test_badge_hover_source_toggle_and_permalink(app, context):
+    page = context.new_page()
+    open_board(page, app)
+    page.wait_for_selector(BADGES)
+    badges = page.locator(BADGES)
+    assert badges.count() == 6  # the paper's six systems, beside the rescored ones
+    assert badges.first.inner_text().strip() == "reported"
+    title = badges.first.get_attribute("title")
+    assert title.startswith("Reported, not rescored: Peng et al. (2025)") and "licence: figures cited from a paper" in title
+    assert "1,600" in title
+    badges.first.hover()  # visible and under the pointer: the browser shows its title as the tooltip
+    legend = page.inner_text("#unidoc-reported-legend")
+    assert "reported" in legend and "no CI" in legend and "Rescored" in legend
+    # the reported rows look different: their cells carry the reported style
+    styled = page.eval_on_selector_all(
+        "#unidoc-table [role=row][data-index] [data-col='0']",
+        "cells => cells.filter(c => c.querySelector('.reported-badge')).map(c => getComputedStyle(c).fontStyle)",
+    )
+    assert styled and set(styled) == {"italic"}
+    leaders = page.inner_text("#unidoc-leaders")  # the first-visit story: who leads per domain, rescored vs reported
+    assert "Who leads" in leaders and "Best per domain" in leaders and "Best per answer type" in leaders
+    Path(SHOTS).mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(Path(SHOTS) / "reported-default.png"), full_page=True)
+    with_reported = len(rows(page, "unidoc-table"))
+
+    # the toggle hides them and the permalink says so
+    page.click("#unidoc-show-reported input")
+    page.wait_for_function("location.search.includes('reported=0')")
+    page.wait_for_function(f"document.querySelectorAll('{BADGES}').length === 0")
+    assert len(rows(page, "unidoc-table")) == with_reported - 6
+    assert query(page)["reported"] == ["0"]
+
+    # a fresh page from that link: the toggle restored off, no reported row
+    fresh = context.new_page()
+    open_board(fresh, app, "?" + page.url.split("?", 1)[1])
+    fresh.wait_for_function("location.search.includes('reported=0')")
+    assert not fresh.is_checked("#unidoc-show-reported input")
+    fresh.wait_for_function(f"document.querySelectorAll('{BADGES}').length === 0")
+    assert len(rows(fresh, "unidoc-table")) == with_reported - 6
+
+    # turned back on: the badges return and the parameter leaves the link (on is the default)
+    fresh.click("#unidoc-show-reported input")
+    fresh.wait_for_function("!location.search.includes('reported=')")
+    fresh.wait_for_selector(BADGES)
+    assert fresh.locator(BADGES).count() == 6
