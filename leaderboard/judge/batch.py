@@ -365,32 +365,12 @@ class BatchJudge(LLMJudge):
             spent["completion_tokens"] += st["completion_tokens"]
             ledger.add(retries=st["errors"], malformed=st["malformed"])
 
-        c1 = run.line(custom_id("check", it.qid, it.response_sha256))
-        spend(c1)
-        if c1["failure"] is not None:
-            return self._verdict(it, gold_facts=facts, failure=f"response check: {c1['failure']}", **spent)
-        response_facts, gold_supported = c1["value"]
-        if not response_facts:
-            return self._verdict(it, gold_facts=facts, gold_fact_supported=gold_supported, **spent)
-        c2 = run.line(custom_id("support", it.qid, it.response_sha256))
-        spend(c2)
-        if c2["failure"] is not None:
-            return self._verdict(
-                it,
-                gold_facts=facts,
-                gold_fact_supported=gold_supported,
-                response_facts=response_facts,
-                failure=f"fact support: {c2['failure']}",
-                **spent,
-            )
-        return self._verdict(
-            it,
-            gold_facts=facts,
-            gold_fact_supported=gold_supported,
-            response_facts=response_facts,
-            response_fact_supported=c2["value"],
-            **spent,
-        )
+        def from_line(call: str) -> tuple[Any, str | None]:
+            st = run.line(custom_id(call, it.qid, it.response_sha256))
+            spend(st)
+            return st["value"], st["failure"]
+
+        return self._two_calls(it, facts, spent, lambda: from_line("check"), lambda _facts: from_line("support"))
 
     # ---------------------------------------------------------------- one round: submit, poll, collect, resend
 

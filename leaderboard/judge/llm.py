@@ -229,41 +229,41 @@ class LLMJudge:
             ledger.add(retries=r.retries, malformed=r.malformed)
             return r
 
-        r1 = call(
-            prompts.response_check_messages(it.question, gold, it.response),
-            "response_check",
-            prompts.RESPONSE_CHECK_SCHEMA,
-            lambda v: replies.response_check(v, len(gold)),
-        )
-        if r1.failure:
-            return self._verdict(it, gold_facts=gold, failure=f"response check: {r1.failure}", **spent)
-        response_facts, gold_supported = r1.value
+        def check() -> tuple[Any, str | None]:
+            r = call(
+                prompts.response_check_messages(it.question, gold, it.response),
+                "response_check",
+                prompts.RESPONSE_CHECK_SCHEMA,
+                lambda v: replies.response_check(v, len(gold)),
+            )
+            return r.value, r.failure
+
+        def support(response_facts: list[str]) -> tuple[Any, str | None]:
+            r = call(
+                prompts.fact_support_messages(it.question, it.gold_answer, it.evidence_facts, response_facts),
+                "fact_support",
+                prompts.FACT_SUPPORT_SCHEMA,
+                lambda v: replies.fact_support(v, len(response_facts)),
+            )
+            return r.value, r.failure
+
+        return self._two_calls(it, gold, spent, check, support)
+
+    def _two_calls(self, it: JudgeItem, gold: list[str], spent: dict[str, int], check: Any, support: Any) -> Verdict:
+        """The verdict from an answer's two calls, however they are made (live here, from batch output in
+        batch.py): the same steps give the same verdict. `check()` and `support(response_facts)` return
+        (value, failure) and add what they cost to `spent`."""
+        value, failure = check()
+        if failure is not None:
+            return self._verdict(it, gold_facts=gold, failure=f"response check: {failure}", **spent)
+        response_facts, gold_supported = value
         if not response_facts:
             return self._verdict(it, gold_facts=gold, gold_fact_supported=gold_supported, **spent)
-
-        r2 = call(
-            prompts.fact_support_messages(it.question, it.gold_answer, it.evidence_facts, response_facts),
-            "fact_support",
-            prompts.FACT_SUPPORT_SCHEMA,
-            lambda v: replies.fact_support(v, len(response_facts)),
-        )
-        if r2.failure:
-            return self._verdict(
-                it,
-                gold_facts=gold,
-                gold_fact_supported=gold_supported,
-                response_facts=response_facts,
-                failure=f"fact support: {r2.failure}",
-                **spent,
-            )
-        return self._verdict(
-            it,
-            gold_facts=gold,
-            gold_fact_supported=gold_supported,
-            response_facts=response_facts,
-            response_fact_supported=r2.value,
-            **spent,
-        )
+        value, failure = support(response_facts)
+        facts = {"gold_facts": gold, "gold_fact_supported": gold_supported, "response_facts": response_facts}
+        if failure is not None:
+            return self._verdict(it, **facts, failure=f"fact support: {failure}", **spent)
+        return self._verdict(it, **facts, response_fact_supported=value, **spent)
 
 
 def _tokens(messages: list[dict[str, str]]) -> int:
