@@ -63,7 +63,7 @@ def status_html(board: Board) -> str:
     st = board.status()
     gold = " · ".join(f"{name}: {label}" for name, label in (st.get("gold") or {}).items())
     parts = [f'<span class="asof">{esc(st["data_as_of"])} · judge: {esc(st["judge"])}</span>']
-    parts += [f'<span class="gold">gold: {esc(gold)}</span>'] if gold else []
+    parts += [f'<span class="gold"> · gold: {esc(gold)}</span>'] if gold else []
     if st["banner"]:
         parts.append(f'<div class="banner" role="alert">{esc(st["banner"])}</div>')
     parts += [f'<div class="banner notice" role="status">{esc(st["notice"])}</div>'] if st.get("notice") else []
