@@ -27,23 +27,30 @@ ALL = "All"
 # Ranked frames per board version: one board version is ranked once per (track, metric, slice), not once per
 # handler (the table, its charts, the pickers and the leaders each read it; ~0.2 s per track at 3,000 systems).
 _RANKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_RANKED_KEEP = 32  # (track, metric, slice) frames kept per board version: a slice per axis value, bounded
+_RANKED_KEEP = 64  # results kept per board version (ranked frames per metric and slice, choices, leaders): bounded
 
 
 def ranked(board: Board, track_name: str, rank_by: str | None = None, slice_: tuple[str, str] | None = None) -> pd.DataFrame:
     """board.table(track, rank_by, slice_) for the board's current version, computed once; a copy (callers may
     change it)."""
-    version, frames = _RANKED.get(board, (None, {}))
-    if version != board.version:
-        frames = {}
-        _RANKED[board] = (board.version, frames)
     rank_by = rank_by or TRACKS[track_name].rank_by  # one frame whether the default metric is named or not
-    key = (track_name, rank_by, slice_)
-    if key not in frames:
-        if len(frames) >= _RANKED_KEEP:
-            frames.pop(next(iter(frames)))
-        frames[key] = board.table(track_name, rank_by=rank_by, slice_=slice_)
-    return frames[key].copy()
+    frame = per_version(
+        board, ("ranked", track_name, rank_by, slice_), lambda: board.table(track_name, rank_by=rank_by, slice_=slice_)
+    )
+    return frame.copy()
+
+
+def per_version(board: Board, key: tuple, compute):
+    """compute(), once per board version and key (the last _RANKED_KEEP keys of the version are kept)."""
+    version, store = _RANKED.get(board, (None, {}))
+    if version != board.version:
+        store = {}
+        _RANKED[board] = (board.version, store)
+    if key not in store:
+        if len(store) >= _RANKED_KEEP:
+            store.pop(next(iter(store)))
+        store[key] = compute()
+    return store[key]
 
 
 def page_rows() -> int:
@@ -81,6 +88,10 @@ def first_systems(raw: pd.DataFrame, n: int) -> pd.DataFrame:
 
 def slice_choices(board: Board, track: Track) -> list[str]:
     """'All', then 'axis: value' for each slice axis the track declares (open axes: values seen)."""
+    return list(per_version(board, ("slices", track.name), lambda: _slice_choices(board, track)))
+
+
+def _slice_choices(board: Board, track: Track) -> list[str]:
     out = [ALL]
     entries = board.entries(track.name)
     for axis in track.slice_axes:
@@ -124,6 +135,12 @@ def filter_fields(track: Track) -> list[SystemField]:
 
 
 def filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
+    """The choices of each filter: the declared ones and every value seen on the board (reported rows too)."""
+    choices = per_version(board, ("filters", track.name), lambda: _filter_choices(board, track))
+    return {k: list(v) for k, v in choices.items()}
+
+
+def _filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
     out: dict[str, set[str]] = {f.key: set(f.choices) for f in filter_fields(track)}
     if "has" in out:
         out["has"] = set()
@@ -715,6 +732,12 @@ def leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) -
     """
     if raw.empty or "reported" not in raw or not raw["reported"].any() or "rank" not in raw:
         return ""
+    # the same rows give the same table: once per board version (every render of the default view asks)
+    key = ("leaders", track.name, rank_key, hash(tuple(raw["id"].tolist())), len(raw))
+    return per_version(board, key, lambda: _leaders_html(board, track, raw, rank_key))
+
+
+def _leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) -> str:
     systems = chart_systems(board, track.name, raw)
     higher = next((m.higher_is_better for m in track.metrics if m.key == rank_key), True)
     sections = []
