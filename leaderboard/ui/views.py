@@ -96,7 +96,11 @@ def _slice_choices(board: Board, track: Track) -> list[str]:
     entries = board.entries(track.name)
     for axis in track.slice_axes:
         decl = next(a for a in track.axes if a.key == axis)
-        seen = {v for e in entries for v in e.summary.get("breakdowns", {}).get(axis, {})}
+        seen: set[str] = set()
+        for e in entries:
+            seen.update(e.summary.get("breakdowns", {}).get(axis, {}))
+            if decl.values and seen.issuperset(decl.values):  # every declared value seen: the rest cannot add one
+                break
         values = [v for v in decl.values if v in seen] or sorted(seen)
         out += [f"{decl.label}: {v}" for v in values]
     return out
