@@ -7,6 +7,7 @@ the demo systems' files and cached results under their own names, 100 per track)
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from pathlib import Path
@@ -30,16 +31,22 @@ PAGE = 20
 TRACK = "unidoc"  # a track with reported rows (published figures) among its rescored ones
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
+@contextlib.contextmanager
+def paging_app(root: Path, systems: int = 300):
+    """The demo board plus `systems` generated ones, served, with a page of PAGE systems."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TABLE_PAGE_ROWS", str(PAGE))
-        root = tmp_path_factory.mktemp("paging")
         with running_app(root / "demo") as demo:
             templates = bench_scale.templates_of(demo.board, demo.data_dir)
-        bench_scale.generate(root / "big", 300, templates)
+        bench_scale.generate(root / "big", systems, templates)
         with running_app(root / "big") as big:
             yield big
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    with paging_app(tmp_path_factory.mktemp("paging")) as big:
+        yield big
 
 
 @pytest.fixture(scope="module")
