@@ -203,7 +203,9 @@ class TrackTab:
         )
         raw, note = views.chart_rows(raw, system_id)  # the top systems and the pick, not 10,000 series
         systems = views.chart_systems(self.board, self.track.name, raw)
-        return figures.with_note(views.chart(self.track, index, systems, metric_label, system_id), note)
+        fig = views.chart(self.track, index, systems, metric_label, system_id)
+        one_system = self.track.charts[index].kind == "pair_heatmap"  # draws the picked system alone: nothing left out
+        return fig if one_system else figures.with_note(fig, note)
 
     def repick_system(self, current):
         """Fresh choices for the per-system charts, keeping the current pick while it exists."""
