@@ -1,4 +1,4 @@
-"""Start-up with many cached submissions: 1,000 / 3,000 / 10,000, and the growth per 1,000.
+"""Start-up and click latency with many cached submissions: 1,000 / 3,000 / 10,000, and the growth per 1,000.
 
     python bench/bench_scale.py                       # 1000 3000 10000
     python bench/bench_scale.py --sizes 1000 10000 --runs 3
@@ -15,13 +15,21 @@ Each run is a fresh process (`python bench/bench_scale.py --child DIR`) that
 times `import gradio`, then `Board().start()` plus `build_app(board)` (what
 `python app.py` does before it listens), and prints its peak RSS (VmHWM).
 The first run of a size starts without a results index (it is built then);
-the following ones start from it. Targets at 10,000: start-up minus
-`import gradio` <= 1 s, peak RSS < 1 GB. Not a test: read the figures.
+the following ones start from it. The first of those also serves the app and
+times six clicks end to end through gradio_client (median of 5 after a warm-up):
+the first track's table, a search for a system ranked at 90%, ranking by
+another metric, "show more" (two pages), compare (the first against that deep
+system) and its detail. Targets at 10,000: start-up minus `import gradio`
+<= 1 s, each click <= 300 ms, peak RSS < 1 GB. Not a test: read the figures.
+
+`templates_of(board, data_dir)` and `generate(data_dir, n, templates)` are
+importable: tests build a board of a few hundred systems with them.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -39,12 +47,12 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-TARGET_STARTUP_S, TARGET_RSS_MB = 1.0, 1024.0
+TARGET_STARTUP_S, TARGET_RSS_MB, TARGET_CLICK_S = 1.0, 1024.0, 0.3
 
 
-def templates(work: Path) -> dict[str, list[tuple[dict, bytes]]]:
-    """(summary, per-unit file bytes) of every scored demo system, by track, as a judged board leaves them."""
-    from leaderboard import results_index
+def templates(work: Path) -> dict[str, list[tuple[dict, bytes, bytes | None]]]:
+    """(summary, per-unit file bytes, gzipped body) of every scored demo system, by track, as a judged board
+    leaves them."""
     from leaderboard.service import Board
     from leaderboard.settings import Settings
     from leaderboard.store import StoreSettings
@@ -53,17 +61,68 @@ def templates(work: Path) -> dict[str, list[tuple[dict, bytes]]]:
     while any(e.judging for e in board.entries()):
         time.sleep(0.2)
     board.stop()
-    out: dict[str, list[tuple[dict, bytes]]] = {}
+    return templates_of(board, work)
+
+
+def templates_of(board, data_dir: Path) -> dict[str, list[tuple[dict, bytes, bytes | None]]]:
+    """(summary, per-unit file bytes) of every scored system of a judged board whose results are in `data_dir`
+    (a test's running demo app serves as well as the demo board `templates` starts)."""
+    from leaderboard import results_index
+
+    work = Path(data_dir)
+    files = board.refresher.snapshot.by_path() if board.refresher.snapshot else {}
+    out: dict[str, list[tuple[dict, bytes, bytes | None]]] = {}
     for e in board.entries():
-        if e.status == "scored":
+        if e.status == "scored" and not e.duplicate_of:
             npz = work / "results" / f"{e.key}.npz"
             summary = results_index.plain(e.summary)
-            out.setdefault(summary["track"], []).append((summary, npz.read_bytes() if npz.exists() else b""))
+            body = _jsonl_body(Path(files[e.path].local_path)) if e.path in files else None
+            out.setdefault(summary["track"], []).append((summary, npz.read_bytes() if npz.exists() else b"", body))
     return out
 
 
-def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[dict, bytes]]]) -> None:
-    """N placeholder submissions in the local store's folder, each with its cached result written directly."""
+def _jsonl_body(path: Path) -> bytes | None:
+    """What a copy of the file is made from: for JSON lines, the header line then the other lines gzipped once (a
+    copy is its own gzipped header + these bytes: gzip reads concatenated members as one stream); for one JSON
+    document, the document; None for anything else."""
+    data = path.read_bytes()
+    if path.name.endswith(".gz"):
+        data = gzip.decompress(data)
+    head, _, body = data.partition(b"\n")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        try:
+            whole = json.loads(data)
+        except ValueError:
+            return None
+        return data if isinstance(whole, dict) and isinstance(whole.get("system"), dict) else None
+    if not isinstance(header, dict) or not isinstance(header.get("system"), dict):
+        return None
+    return json.dumps(header).encode() + b"\n" + gzip.compress(body, 1)
+
+
+def _copy(body: bytes, name: str) -> tuple[bytes, str]:
+    """(bytes, extension) of a copy of a template's file under another system name."""
+    head, _, rest = body.partition(b"\n")
+    try:
+        header = json.loads(head)
+    except ValueError:  # one JSON document (pretty-printed: its first line is not a document)
+        doc = json.loads(body)
+        return json.dumps({**doc, "system": {**doc["system"], "name": name}}).encode(), "json"
+    if "system" in header and isinstance(header["system"], dict) and rest[:2] == b"\x1f\x8b":
+        header = {**header, "system": {**header["system"], "name": name}}
+        return gzip.compress(json.dumps(header).encode() + b"\n", 1) + rest, "jsonl.gz"
+    doc = json.loads(body)  # a one-line JSON document
+    return json.dumps({**doc, "system": {**doc["system"], "name": name}}).encode(), "json"
+
+
+def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[dict, bytes, bytes | None]]]) -> None:
+    """N submissions in the local store's folder, each with its cached result written directly.
+
+    A copy of a JSON-lines demo file is that file under its own header (its own system name, so its own hash):
+    compare and detail read its records. Other formats get a small placeholder (with its results cached, the
+    board never reads it; a rescore would show as an "invalid" row)."""
     from leaderboard.scoring import ResultsCache
     from leaderboard.store.naming import sha256_hex, submission_path
 
@@ -73,10 +132,14 @@ def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[dict, bytes]]]) 
     start = datetime(2026, 1, 1, tzinfo=UTC)
     for i in range(n):
         track = tracks[i % len(tracks)]
-        summary, npz = tmpl[track][(i // len(tracks)) % len(tmpl[track])]
-        data = json.dumps({"bench": i}).encode() + b"\n"
+        summary, npz, body = tmpl[track][(i // len(tracks)) % len(tmpl[track])]
+        name = f"{summary['system'].get('name', 'system')}-{i}"
+        if body is not None:
+            data, ext = _copy(body, name)
+        else:
+            data, ext = json.dumps({"bench": i}).encode() + b"\n", "jsonl"
         sha = sha256_hex(data)
-        target = data_dir / "local" / submission_path(track, f"bench{i % 50:02d}", start + timedelta(minutes=i), sha, "jsonl")
+        target = data_dir / "local" / submission_path(track, f"bench{i % 50:02d}", start + timedelta(minutes=i), sha, ext)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         shift = (i % 997) / 997 * 0.05  # spread the numbers so ranks differ
@@ -84,7 +147,7 @@ def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[dict, bytes]]]) 
             **summary,
             "sha256": sha,
             "fingerprint": sha256_hex(f"fingerprint {i}".encode()),
-            "system": {**summary["system"], "name": f"{summary['system'].get('name', 'system')}-{i}"},
+            "system": {**summary["system"], "name": name},
             "overall": {k: (v - shift if isinstance(v, float) else v) for k, v in summary["overall"].items()},
         }
         key = ResultsCache.key(sha, track, s.get("gold_sha256"), s.get("judge", "none"))
@@ -93,7 +156,57 @@ def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[dict, bytes]]]) 
             (results / f"{key}.npz").write_bytes(npz)
 
 
-def child(data_dir: Path) -> None:
+CLICKS = ("table", "search", "sort by another metric", "show more", "compare", "detail")
+
+
+def clicks(board, blocks, repeats: int = 5) -> dict[str, float]:
+    """Median seconds, end to end through gradio_client, of each click on the served app (the first track)."""
+    import socket
+
+    from gradio_client import Client
+
+    from leaderboard.tracks import TRACKS
+    from leaderboard.ui import launch_kwargs, views
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    blocks.queue(default_concurrency_limit=4).launch(
+        prevent_thread_lock=True, quiet=True, **{**launch_kwargs(), "server_name": "127.0.0.1", "server_port": port}
+    )
+    try:
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        track = next(iter(TRACKS.values()))
+        ids = [i for _, i in views.system_choices(board, track.name)]
+        deep = board.entry(ids[int(len(ids) * 0.9)])  # a system far beyond the first page
+        other = next(m.key for m in track.metrics if m.key != track.rank_by)
+        table = f"/table_{track.name}"
+        spec = client.view_api(return_format="dict", print_info=False)["named_endpoints"][table]["parameters"]
+        # the page's default view: each parameter's default (the search box's is "", which the client calls none)
+        view = {p["parameter_name"]: p["parameter_default"] if p["parameter_has_default"] else "" for p in spec}
+        calls = {
+            "table": lambda: client.predict(**view, api_name=table),
+            "search": lambda: client.predict(**{**view, "search": deep.name}, api_name=table),
+            "sort by another metric": lambda: client.predict(**{**view, "rank_by": other}, api_name=table),
+            "show more": lambda: client.predict(**{**view, "rows": 2 * views.page_rows()}, api_name=table),
+            "compare": lambda: client.predict(track=track.name, system_a=ids[0], system_b=deep.id, api_name="/compare"),
+            "detail": lambda: client.predict(entry_id=deep.id, api_name="/detail"),
+        }
+        out = {}
+        for name in CLICKS:
+            calls[name]()  # warm: the first request of a kind pays for imports and caches
+            times = []
+            for _ in range(repeats):
+                t = time.perf_counter()
+                calls[name]()
+                times.append(time.perf_counter() - t)
+            out[name] = statistics.median(times)
+        return out
+    finally:
+        blocks.close()
+
+
+def child(data_dir: Path, with_clicks: bool = False) -> None:
     """One start-up, as `python app.py` does it, in this fresh process: printed as JSON."""
     t = time.perf_counter()
     import gradio  # noqa: F401
@@ -107,9 +220,10 @@ def child(data_dir: Path) -> None:
 
     board = Board(Settings(data_dir=data_dir, judge="lexical"), StoreSettings(data_dir=data_dir)).start(background=True)
     started_s, started_cpu = time.perf_counter() - t, time.process_time() - cpu
-    build_app(board)
+    blocks = build_app(board)
     total_s, total_cpu = time.perf_counter() - t, time.process_time() - cpu
     entries = board.entries()
+    click_s = clicks(board, blocks) if with_clicks else {}
     board.stop()
     rss = next(int(x.split()[1]) / 1024 for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("VmHWM:"))
     print(
@@ -123,15 +237,21 @@ def child(data_dir: Path) -> None:
                 "rows": len(entries),
                 "invalid": sum(e.status == "invalid" for e in entries),
                 "peak_rss_mb": rss,
+                "clicks_s": click_s,
             }
         )
     )
 
 
-def run_child(data_dir: Path) -> dict:
+def run_child(data_dir: Path, with_clicks: bool = False) -> dict:
     env = {**os.environ, "LOG_LEVEL": "WARNING", "STORE_REFRESH_SECONDS": "3600"}
     out = subprocess.run(
-        [sys.executable, __file__, "--child", str(data_dir)], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+        [sys.executable, __file__, "--child", str(data_dir), *(["--clicks"] if with_clicks else [])],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -141,9 +261,10 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 3000, 10000])
     parser.add_argument("--runs", type=int, default=3, help="start-ups per size from the index (median printed)")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--clicks", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child)
+        child(args.child, args.clicks)
         return
     with tempfile.TemporaryDirectory() as tmp:
         tmpl = templates(Path(tmp) / "demo")
@@ -154,9 +275,10 @@ def main() -> None:
             generate(data_dir, n, tmpl)
             gen_s = time.perf_counter() - t
             first = run_child(data_dir)
-            runs = [run_child(data_dir) for _ in range(args.runs)]
+            runs = [run_child(data_dir, with_clicks=i == 0) for i in range(args.runs)]  # clicks timed once per size
             median = statistics.median(r["startup_s"] for r in runs)
-            figures.append((n, median, statistics.median(r["board_start_cpu_s"] for r in runs)))
+            click_s = runs[0]["clicks_s"]
+            figures.append((n, median, statistics.median(r["board_start_cpu_s"] for r in runs), click_s))
 
             def med(k: str, runs: list[dict] = runs) -> float:
                 return statistics.median(r[k] for r in runs)
@@ -168,17 +290,24 @@ def main() -> None:
                 f"(Board.start {first['board_start_s']:.2f} s, CPU {first['board_start_cpu_s']:.2f} s); "
                 f"from the index {median:.2f} s, CPU {med('startup_cpu_s'):.2f} s "
                 f"(Board.start {med('board_start_s'):.2f} s, CPU {med('board_start_cpu_s'):.2f} s; "
-                f"the rest is build_app) | peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB",
+                f"the rest is build_app) | peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB\n"
+                f"        clicks (median of 5, end to end through gradio_client): "
+                + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in click_s.items()),
                 flush=True,
             )
             shutil.rmtree(data_dir)
         if len(figures) > 1:
-            (n0, s0, c0), (n1, s1, c1) = figures[0], figures[-1]
+            (n0, s0, c0, k0), (n1, s1, c1, k1) = figures[0], figures[-1]
+            per_1000 = 1000 / (n1 - n0)
             print(
-                f"growth per 1,000 submissions ({n0} -> {n1}): start-up {(s1 - s0) / (n1 - n0) * 1e6:.0f} ms, "
-                f"Board.start CPU {(c1 - c0) / (n1 - n0) * 1e6:.0f} ms"
+                f"growth per 1,000 submissions ({n0} -> {n1}): start-up {(s1 - s0) * per_1000 * 1000:.0f} ms, "
+                f"Board.start CPU {(c1 - c0) * per_1000 * 1000:.0f} ms; clicks "
+                + ", ".join(f"{k} {(k1[k] - k0[k]) * per_1000 * 1000:+.1f} ms" for k in CLICKS if k in k0 and k in k1)
             )
-        print(f"targets at 10,000: start-up minus import gradio <= {TARGET_STARTUP_S:g} s, peak RSS < {TARGET_RSS_MB:g} MB")
+        print(
+            f"targets at 10,000: start-up minus import gradio <= {TARGET_STARTUP_S:g} s, each click <= "
+            f"{TARGET_CLICK_S * 1000:.0f} ms, peak RSS < {TARGET_RSS_MB:g} MB"
+        )
 
 
 if __name__ == "__main__":

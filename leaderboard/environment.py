@@ -227,6 +227,13 @@ VARIABLES: tuple[Variable, ...] = (
         parse=as_positive_float,
     ),
     Variable(
+        "TABLE_PAGE_ROWS",
+        'systems a table shows at first and adds per "show more" (search and filters pick among every row first; '
+        "the CSV export has every row)",
+        default=100,
+        parse=as_positive_int,
+    ),
+    Variable(
         "ADMIN_USERS",
         "comma-separated Hugging Face user names allowed to force a refresh on a Space (locally anyone may)",
         default=(),

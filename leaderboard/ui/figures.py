@@ -45,6 +45,15 @@ def message_figure(text: str) -> go.Figure:
     return _layout(fig, "", height=240)
 
 
+def with_note(fig: go.Figure, note: str) -> go.Figure:
+    """`fig` with a note in its top right corner (e.g. "top 15 of 9,873 shown" when a chart draws the top systems only)."""
+    if note:
+        fig.add_annotation(
+            text=esc(note), showarrow=False, x=1, y=1.08, xref="paper", yref="paper", xanchor="right", font={"size": 11}
+        )
+    return fig
+
+
 def safe(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figure:
     try:
         return builder(*args, **kwargs)

@@ -6,11 +6,13 @@ No Gradio here: layout.py wires these to components, tests call them directly.
 from __future__ import annotations
 
 import json
+import os
 import re
+import weakref
 
 import pandas as pd
 
-from .. import reported
+from .. import environment, reported
 from ..ranking import Entry
 from ..service import Board
 from ..tracks import TRACKS, SystemField, Track
@@ -22,13 +24,83 @@ ALL = "All"
 
 
 # ---- the ranked table ------------------------------------------------------------------------
+# Ranked frames per board version: one board version is ranked once per (track, metric, slice), not once per
+# handler (the table, its charts, the pickers and the leaders each read it; ~0.2 s per track at 3,000 systems).
+_RANKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_RANKED_KEEP = 64  # results kept per board version (ranked frames per metric and slice, choices, leaders): bounded
+
+
+def ranked(board: Board, track_name: str, rank_by: str | None = None, slice_: tuple[str, str] | None = None) -> pd.DataFrame:
+    """board.table(track, rank_by, slice_) for the board's current version, computed once; a copy (callers may
+    change it)."""
+    rank_by = rank_by or TRACKS[track_name].rank_by  # one frame whether the default metric is named or not
+    frame = per_version(
+        board, ("ranked", track_name, rank_by, slice_), lambda: board.table(track_name, rank_by=rank_by, slice_=slice_)
+    )
+    return frame.copy()
+
+
+def per_version(board: Board, key: tuple, compute):
+    """compute(), once per board version and key (the last _RANKED_KEEP keys of the version are kept)."""
+    version, store = _RANKED.get(board, (None, {}))
+    if version != board.version:
+        store = {}
+        _RANKED[board] = (board.version, store)
+    if key not in store:
+        if len(store) >= _RANKED_KEEP:
+            store.pop(next(iter(store)))
+        store[key] = compute()
+    return store[key]
+
+
+def page_rows() -> int:
+    """Systems a table shows at first and adds per "show more" (TABLE_PAGE_ROWS)."""
+    env = os.environ  # read on each call: a test or a deployment sets it without a restart of the module
+    return environment.read(env, "TABLE_PAGE_ROWS")
+
+
+# The most rows one table request renders: beyond it the CSV export has them (bounds what a caller can ask for).
+MAX_TABLE_ROWS = 5000
+
+
+def rows_wanted(rows) -> int:
+    """The number of systems to show from a control or API value: the page size when missing or not a number,
+    within 1..MAX_TABLE_ROWS."""
+    try:
+        wanted = int(rows)
+    except (TypeError, ValueError, OverflowError):
+        return page_rows()
+    return min(max(wanted, 1), MAX_TABLE_ROWS)
+
+
+def systems_in(raw: pd.DataFrame) -> int:
+    """Systems (rescored rows) of a view: reported rows are not counted."""
+    return int((~raw["reported"].astype(bool)).sum()) if "reported" in raw else len(raw)
+
+
+def first_systems(raw: pd.DataFrame, n: int) -> pd.DataFrame:
+    """The rows up to the n-th system in table order: reported rows stay where they fall among them."""
+    if "reported" not in raw:
+        return raw.head(n)
+    systems = (~raw["reported"].astype(bool)).cumsum()
+    return raw[systems.shift(fill_value=0) < n]
+
+
 def slice_choices(board: Board, track: Track) -> list[str]:
     """'All', then 'axis: value' for each slice axis the track declares (open axes: values seen)."""
+    return list(per_version(board, ("slices", track.name), lambda: _slice_choices(board, track)))
+
+
+def _slice_choices(board: Board, track: Track) -> list[str]:
     out = [ALL]
     entries = board.entries(track.name)
     for axis in track.slice_axes:
         decl = next(a for a in track.axes if a.key == axis)
-        seen = {v for e in entries for v in e.summary.get("breakdowns", {}).get(axis, {})}
+        seen: set[str] = set()
+        for e in entries:
+            seen.update(e.summary.get("breakdowns", {}).get(axis, {}))
+            if decl.values and seen.issuperset(decl.values):  # every declared value seen: the rest cannot add one
+                break
         values = [v for v in decl.values if v in seen] or sorted(seen)
         out += [f"{decl.label}: {v}" for v in values]
     return out
@@ -67,6 +139,12 @@ def filter_fields(track: Track) -> list[SystemField]:
 
 
 def filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
+    """The choices of each filter: the declared ones and every value seen on the board (reported rows too)."""
+    choices = per_version(board, ("filters", track.name), lambda: _filter_choices(board, track))
+    return {k: list(v) for k, v in choices.items()}
+
+
+def _filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
     out: dict[str, set[str]] = {f.key: set(f.choices) for f in filter_fields(track)}
     if "has" in out:
         out["has"] = set()
@@ -100,7 +178,7 @@ def filtered_table(
     """
     track = TRACKS[track_name]
     rank_key = cols.metric_key(track, rank_by)
-    raw = board.table(track_name, rank_by=rank_key, slice_=parse_slice(track, slice_choice))
+    raw = ranked(board, track_name, rank_key, parse_slice(track, slice_choice))
     shown = reported_rows(board, track) if show_reported else []
     raw = reported.merged(track, raw, reported.frame(track, shown, parse_slice(track, slice_choice)), rank_key)
     if raw.empty:
@@ -156,9 +234,41 @@ def table_frames(
     columns: list[str] | None = None,
     show_reported: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(display frame, raw frame) of a track's board under the given view."""
-    track = TRACKS[track_name]
+    """(display frame, raw frame) of a track's board under the given view: every row."""
     raw = filtered_table(board, track_name, rank_by, slice_choice, search, filters, show_reported)
+    return display_frames(TRACKS[track_name], raw, columns)
+
+
+def table_page(
+    board: Board,
+    track_name: str,
+    rank_by: str | None = None,
+    slice_choice: str | None = None,
+    search: str = "",
+    filters: dict[str, list[str]] | None = None,
+    columns: list[str] | None = None,
+    show_reported: bool = False,
+    rows: int | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(display frame, raw frame, every raw row) of the first `rows` systems of a view (default: a page).
+
+    Search and filters select among all rows first, then the page is cut, so a search finds a system ranked
+    9,000th; only the page is formatted, so the cost does not grow with the board.
+    """
+    every = filtered_table(board, track_name, rank_by, slice_choice, search, filters, show_reported)
+    page = first_systems(every, rows_wanted(rows)).reset_index(drop=True)
+    disp, raw = display_frames(TRACKS[track_name], page, columns)
+    return disp, raw, every
+
+
+def page_note(shown: pd.DataFrame, every: pd.DataFrame) -> str:
+    """ "showing 100 of 9,873 systems" when the page is cut, "" when every system is shown."""
+    n, total = systems_in(shown), systems_in(every)
+    return f"showing {n:,} of {total:,} systems" if n < total else ""
+
+
+def display_frames(track: Track, raw: pd.DataFrame, columns: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(display frame, raw frame) of the given rows: each shown column formatted."""
     if raw.empty:
         return pd.DataFrame({c.label: [] for c in cols.columns(track) if not c.optional}), raw
     shown = set(cols.keys_of(track, columns) if columns is not None else default_columns(track))
@@ -229,13 +339,29 @@ def chart_systems(board: Board, track_name: str, raw: pd.DataFrame) -> list[tupl
         {reported.row_id(track, r): r for r in reported_rows(board, track)} if "reported" in raw and raw["reported"].any() else {}
     )
     out = []
-    for _, row in raw.iterrows():
-        e = by_id.get(row["id"])
+    for row_id in raw["id"].tolist() if "id" in raw else []:
+        e = by_id.get(row_id)
         if e is not None and e.status == "scored":
             out.append((e.name, e.summary))
-        elif row["id"] in shown:
-            out.append((shown[row["id"]].name, reported.chart_summary(track, shown[row["id"]])))
+        elif row_id in shown:
+            out.append((shown[row_id].name, reported.chart_summary(track, shown[row_id])))
     return out
+
+
+CHART_SERIES = 15  # systems a chart draws at most: the top ones by the ranking, plus the one picked
+
+
+def chart_rows(raw: pd.DataFrame, picked: str | None = None, cap: int = CHART_SERIES) -> tuple[pd.DataFrame, str]:
+    """(the rows a chart draws, its note): the first `cap` systems of the view, the picked system wherever it
+    ranks, every reported row (published figures, few); the note ("top 15 of 9,873 shown") when some are left out."""
+    if raw.empty or "id" not in raw:
+        return raw, ""
+    is_reported = raw["reported"].astype(bool) if "reported" in raw else pd.Series(False, index=raw.index)
+    systems = (~is_reported).cumsum()
+    keep = is_reported | ((~is_reported) & (systems <= cap)) | (raw["id"] == picked)
+    total = int((~is_reported).sum())
+    note = f"top {cap:,} of {total:,} shown" if total > cap else ""
+    return raw[keep], note
 
 
 def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metric_label: str | None, pair_system: str | None):
@@ -269,17 +395,47 @@ def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metri
 
 
 # ---- systems, details and compare ---------------------------------------------------------------
-def system_choices(board: Board, track_name: str, reported_too: bool = False) -> list[tuple[str, str]]:
-    """(label, id) for the scored systems of a track, best first; then its reported rows when asked (compare)."""
-    raw = board.table(track_name)
-    out = []
-    for _, r in raw.iterrows():
-        if r["status"] == "scored":
-            out.append((f"{short(r['name'], 60)} · {r['id'][:7]}", r["id"]))
+def system_choices(
+    board: Board,
+    track_name: str,
+    reported_too: bool = False,
+    limit: int | None = None,
+    search: str = "",
+    keep: tuple | list = (),
+) -> list[tuple[str, str]]:
+    """(label, id) for the scored systems of a track, best first; then its reported rows when asked (compare).
+
+    `limit`: the first `limit` scored systems only (a picker of 10,000 choices is heavy in a browser); `search`:
+    only those whose name or id contains it (before the cut, so any system can be found); `keep`: ids listed
+    wherever they rank (the current picks, a permalink's system).
+    """
+    raw = ranked(board, track_name)
+    scored = raw[raw["status"] == "scored"] if "status" in raw else pd.DataFrame({"name": [], "id": []})
+    keep_ids = [k for k in keep if k]
+    if search and not scored.empty:
+        needle = search.casefold()
+        hay = (scored["name"].astype(str) + " " + scored["id"].astype(str)).str.casefold()
+        scored = scored[hay.str.contains(needle, regex=False) | scored["id"].isin(keep_ids)]
+    if limit is not None and len(scored) > limit:
+        scored = scored[(pd.Series(range(len(scored)), index=scored.index) < limit) | scored["id"].isin(keep_ids)]
+    out = [(f"{short(name, 60)} · {i[:7]}", i) for name, i in zip(scored["name"].tolist(), scored["id"].tolist())]
     if reported_too:
         track = TRACKS[track_name]
-        out += [(f"reported · {short(r.name, 60)}", reported.row_id(track, r)) for r in reported_rows(board, track)]
+        rows = [(f"reported · {short(r.name, 60)}", reported.row_id(track, r)) for r in reported_rows(board, track)]
+        if search:
+            rows = [(label, i) for label, i in rows if search.casefold() in label.casefold() or i in keep_ids]
+        out += rows
     return out
+
+
+def system_ids(board: Board, track_name: str, reported_too: bool = False) -> set[str]:
+    """Every id system_choices can list (unbounded): what a pick or a permalink is checked against."""
+    raw = ranked(board, track_name)
+    ids = set() if raw.empty else set(raw.loc[raw["status"] == "scored", "id"].tolist())
+    if reported_too:
+        track = TRACKS[track_name]
+        ids |= {reported.row_id(track, r) for r in reported_rows(board, track)}
+    return ids
 
 
 def reported_row(board: Board, entry_id: str | None):
@@ -580,21 +736,31 @@ def leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) -
     """
     if raw.empty or "reported" not in raw or not raw["reported"].any() or "rank" not in raw:
         return ""
+    # the same rows give the same table: once per board version (every render of the default view asks)
+    key = ("leaders", track.name, rank_key, hash(tuple(raw["id"].tolist())), len(raw))
+    return per_version(board, key, lambda: _leaders_html(board, track, raw, rank_key))
+
+
+def _leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) -> str:
     systems = chart_systems(board, track.name, raw)
     higher = next((m.higher_is_better for m in track.metrics if m.key == rank_key), True)
     sections = []
     for axis in dict.fromkeys(c.axis for c in track.charts if c.kind == "by_axis"):
         decl = next(a for a in track.axes if a.key == axis)
         metric = rank_key if not decl.metrics or rank_key in decl.metrics else decl.metrics[0]
-        values = list(decl.values) or sorted({v for _, s in systems for v in s.get("breakdowns", {}).get(axis, {})})
-        lines = []
-        for value in values:
-            best: dict[bool, tuple[str, float] | None] = {False: None, True: None}
-            for name, s in systems:
-                x = s.get("breakdowns", {}).get(axis, {}).get(value, {}).get(metric)
-                kind = bool(s.get("reported"))
+        # one pass over the systems per axis (not per value): the best per (value, rescored/reported)
+        bests: dict[str, dict[bool, tuple[str, float] | None]] = {}
+        for name, s in systems:
+            kind = bool(s.get("reported"))
+            for value, scores in s.get("breakdowns", {}).get(axis, {}).items():
+                x = scores.get(metric)
+                best = bests.setdefault(value, {False: None, True: None})
                 if x is not None and (best[kind] is None or (x > best[kind][1] if higher else x < best[kind][1])):
                     best[kind] = (name, x)
+        values = list(decl.values) or sorted(bests)
+        lines = []
+        for value in values:
+            best = bests.get(value, {False: None, True: None})
             if best[False] is None or best[True] is None:
                 continue
             lead = (best[False][1] >= best[True][1]) == higher

@@ -17,7 +17,7 @@ class CompareTab:
     def __init__(self, board: Board):
         self.board = board
         self.first_track = next(iter(TRACKS))
-        choices = views.system_choices(board, self.first_track, reported_too=True)
+        choices = self.choices(self.first_track)
         gr.HTML(html.COMPARE_HINT)
         with gr.Row():
             self.track = gr.Dropdown(
@@ -63,9 +63,21 @@ class CompareTab:
     def compare_api(self, track, system_a, system_b):
         return self.run(track, system_a, system_b)[:-1]
 
+    def choices(self, track_name, *keep, search: str = "") -> list[tuple[str, str]]:
+        """The pickers' choices: the top systems of the track (a page), those matching `search`, the current picks."""
+        return views.system_choices(self.board, track_name, reported_too=True, limit=views.page_rows(), search=search, keep=keep)
+
+    def find(self, track_name, current, evt: gr.KeyUpData):
+        """Typing in a picker: the top systems that match what is typed, searched among every system of the track."""
+        if track_name not in TRACKS:
+            return gr.update()
+        return gr.update(choices=self.choices(track_name, current, search=str(evt.input_value or "")[:200]))
+
     def pick_track(self, track_name, a_id=None, b_id=None):
         """New choices for the track; picks already on this track stay (a permalink sets track, A and B at once)."""
-        ch = views.system_choices(self.board, track_name, reported_too=True)
+        valid = views.system_ids(self.board, track_name, reported_too=True) if track_name in TRACKS else set()
+        a_id, b_id = (a_id if a_id in valid else None), (b_id if b_id in valid else None)
+        ch = self.choices(track_name, a_id, b_id) if track_name in TRACKS else []
         ids = [i for _, i in ch]
         a_id = a_id if a_id in ids else (ids[0] if ids else None)
         b_id = b_id if b_id in ids and b_id != a_id else next((i for i in ids if i != a_id), None)
@@ -77,7 +89,8 @@ class CompareTab:
         The values this handler reads may be older than a permalink's restore that lands just before its
         answer (both are queued at page load): writing them back would undo the restore.
         """
-        ch = views.system_choices(self.board, track_name, reported_too=True)
+        valid = views.system_ids(self.board, track_name, reported_too=True) if track_name in TRACKS else set()
+        ch = self.choices(track_name, *(i for i in (a_id, b_id) if i in valid)) if track_name in TRACKS else []
         ids = [i for _, i in ch]
         new_a, new_b = self.pick_track(track_name, a_id, b_id)
         return (gr.update(choices=ch) if a_id in ids else new_a, gr.update(choices=ch) if b_id in ids and b_id != a_id else new_b)
@@ -97,9 +110,10 @@ class CompareTab:
         track_name = urlstate.first(params, "track", self.first_track)
         if track_name not in TRACKS:
             track_name = self.first_track
-        ch = views.system_choices(self.board, track_name, reported_too=True)
-        ids = [i for _, i in ch]
         want_a, want_b = urlstate.first(params, "a"), urlstate.first(params, "b")
+        valid = views.system_ids(self.board, track_name, reported_too=True)  # any system: a link may name the 9,000th
+        ch = self.choices(track_name, *(i for i in (want_a, want_b) if i in valid))
+        ids = [i for _, i in ch]
         return {
             self.track: gr.update(value=track_name),
             self.a: gr.update(choices=ch, value=want_a if want_a in ids else (ids[0] if ids else None)),
@@ -127,6 +141,8 @@ class CompareTab:
         )  # as for the track controls: A and B restored together, the last run wins
         # .input: only a user's pick of another track resets A and B; a permalink sets all three itself
         self.track.input(self.pick_track, picks, [self.a, self.b], api_name=False)
+        for pick in (self.a, self.b):
+            pick.key_up(self.find, [self.track, pick], pick, api_name=False, show_progress="hidden")
         self.go.click(self.compare_api, picks, self.outputs, api_name="compare")
         self.unit.change(self.records, [self.a, self.b, self.unit], self.record_outputs, api_name=False).then(
             self.downloads, [self.a, self.b, self.unit], self.download_outputs, api_name=False

@@ -11,17 +11,38 @@ from .. import urlstate, views
 from .common import Page, on_screen, record_download
 
 
-def all_systems(board: Board) -> list[tuple[str, str]]:
+def all_systems(board: Board, limit: int | None = None, search: str = "", keep: tuple | list = ()) -> list[tuple[str, str]]:
+    """(label, id) of every visible submission and reported row, by track.
+
+    `limit`: at most that many submissions per track (a picker of 10,000 choices is heavy in a browser);
+    `search`: only those whose label contains it, searched before the cut; `keep`: ids listed anyway (the pick).
+    """
+    needle = search.casefold()
     out = []
     for name, t in TRACKS.items():
+        listed = 0
         for e in board.entries(name):
             if e.hidden:  # maintainers hid it: no view lists or opens it
                 continue
+            if limit is not None and listed >= limit and e.id not in keep:
+                continue
             status = f"duplicate of {e.duplicate_of[:7]}" if e.duplicate_of else e.status
-            out.append((f"{t.title} · {e.name[:60]} · {e.id[:7]} ({status})", e.id))
+            label = f"{t.title} · {e.name[:60]} · {e.id[:7]} ({status})"
+            if needle and needle not in label.casefold() and e.id not in keep:
+                continue
+            listed += 1
+            out.append((label, e.id))
     for t in TRACKS.values():  # published figures, each with its source in the detail view
-        out += [(f"{t.title} · {r.name[:60]} (reported)", reported.row_id(t, r)) for r in views.reported_rows(board, t)]
+        rows = [(f"{t.title} · {r.name[:60]} (reported)", reported.row_id(t, r)) for r in views.reported_rows(board, t)]
+        out += [(label, i) for label, i in rows if not needle or needle in label.casefold() or i in keep]
     return out
+
+
+def _opens(board: Board, entry_id) -> bool:
+    """Whether the System tab can show this id: a visible submission or a reported row."""
+    return isinstance(entry_id, str) and (
+        views.visible_entry(board, entry_id) is not None or views.reported_row(board, entry_id) is not None
+    )
 
 
 class SystemTab:
@@ -32,7 +53,12 @@ class SystemTab:
         self.board = board
         with gr.Row():
             self.system = gr.Dropdown(
-                all_systems(board), value=None, label="Submission", elem_id="system-pick", scale=4, allow_custom_value=True
+                all_systems(board, views.page_rows()),
+                value=None,
+                label="Submission",
+                elem_id="system-pick",
+                scale=4,
+                allow_custom_value=True,
             )
             self.pick = gr.Button("Show", scale=0, elem_id="system-show")
         meta = gr.HTML(elem_id="system-meta")
@@ -82,7 +108,12 @@ class SystemTab:
 
     def repick(self, entry_id):
         """New data: fresh choices, the pick left alone (a value read before a permalink's restore would undo it)."""
-        return gr.update(choices=all_systems(self.board))
+        return gr.update(choices=all_systems(self.board, views.page_rows(), keep=[entry_id]))
+
+    def find(self, entry_id, evt: gr.KeyUpData):
+        """Typing in the picker: the submissions that match what is typed, searched among all of them."""
+        text = str(evt.input_value or "")[:200]
+        return gr.update(choices=all_systems(self.board, views.page_rows(), search=text, keep=[entry_id]))
 
     # ---- permalink ----------------------------------------------------------------------------
     @property
@@ -91,8 +122,8 @@ class SystemTab:
 
     def restore(self, params: dict[str, list[str]], tab: str) -> dict:
         want = urlstate.first(params, "sys")
-        choices = all_systems(self.board)
-        return {self.system: gr.update(choices=choices, value=want if want in {i for _, i in choices} else None)}
+        want = want if _opens(self.board, want) else None  # any system: a link may name the 9,000th
+        return {self.system: gr.update(choices=all_systems(self.board, views.page_rows(), keep=[want]), value=want)}
 
     # ---- events -------------------------------------------------------------------------------
     def wire(self, page: Page, tab: gr.Tab) -> None:
@@ -102,6 +133,7 @@ class SystemTab:
         self.system.change(
             on_screen(self.id, self.show), [page.active_tab, self.system], self.outputs + [page.url], api_name=False
         )
+        self.system.key_up(self.find, self.system, self.system, api_name=False, show_progress="hidden")
         self.pick.click(self.detail_api, self.system, self.outputs, api_name="detail")
         for control in (self.category, self.search):
             control.change(self.units, [self.system, self.category, self.search], self.units_out, api_name=False)

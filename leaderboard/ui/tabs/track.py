@@ -6,7 +6,7 @@ import gradio as gr
 
 from ...service import Board
 from ...tracks import Track
-from .. import html, urlstate, views
+from .. import figures, html, urlstate, views
 from .common import Page, accepts_labels, by_label, export_dir, keyed
 
 # API parameter names of the filter controls where the key alone would say too little
@@ -58,7 +58,10 @@ class TrackTab:
                 value=True, label="show reported results", scale=0, min_width=220, elem_id=f"{t.name}-show-reported"
             )
             gr.HTML(html.reported_legend(), elem_id=f"{t.name}-reported-legend")
-        disp, raw = views.table_frames(board, t.name, show_reported=True)
+        page_rows = views.page_rows()
+        # the initial page only: formatting cost stays that of one page however many systems the board has
+        disp, raw, every = views.table_page(board, t.name, show_reported=True, rows=page_rows)
+        note = views.page_note(raw, every)
         self.table = gr.Dataframe(
             views.table_value(disp, raw, t),
             datatype=views.datatypes(disp, t),
@@ -68,11 +71,16 @@ class TrackTab:
             show_search="none",
             max_height=640,
             elem_id=f"{t.name}-table",
-            label=f"{t.title}: ranked by {t.metric(t.rank_by).label}",
+            label=f"{t.title}: ranked by {t.metric(t.rank_by).label}" + (f" · {note}" if note else ""),
         )
         # Who leads per category among rescored and among reported rows (tracks with reported figures)
-        self.leaders = gr.HTML(views.leaders_html(board, t, raw, t.rank_by), elem_id=f"{t.name}-leaders")
+        self.leaders = gr.HTML(views.leaders_html(board, t, every, t.rank_by), elem_id=f"{t.name}-leaders")
         with gr.Row():
+            # "show more": the rows shown grow by a page; the number is a control (permalink, API `rows`)
+            self.more = gr.Button("Show more", size="sm", visible=bool(note), elem_id=f"{t.name}-more")
+            self.rows = gr.Number(
+                value=page_rows, precision=0, label="Systems shown", visible=bool(note), elem_id=f"{t.name}-rows"
+            )
             self.csv = gr.DownloadButton("Download table as CSV", size="sm", elem_id=f"{t.name}-csv")
             gr.HTML(html.track_hint(t))
         with gr.Accordion("Charts", open=True):
@@ -80,7 +88,7 @@ class TrackTab:
                 self.chart_metric = gr.Dropdown(
                     metric_choices, value=t.rank_by, label="Chart metric", scale=1, elem_id=f"{t.name}-chart-metric"
                 )
-                systems = views.system_choices(board, t.name)
+                systems = views.system_choices(board, t.name, limit=page_rows)
                 self.chart_system = gr.Dropdown(
                     systems,
                     value=systems[0][1] if systems else None,
@@ -100,7 +108,7 @@ class TrackTab:
 
     @property
     def controls(self) -> list:
-        return [self.rank_by, self.slice, self.search, *self.filters, self.columns, self.show_reported]
+        return [self.rank_by, self.slice, self.search, *self.filters, self.columns, self.show_reported, self.rows]
 
     @property
     def api_inputs(self) -> dict:
@@ -112,21 +120,31 @@ class TrackTab:
             *[_API_FILTER_NAMES.get(f.key, f.key) for f in self.filter_fields],
             "columns",
             "show_reported",
+            "rows",
         ]
         return dict(zip(names, self.controls))
+
+    @property
+    def export_inputs(self) -> dict:
+        """The CSV export's parameters: those of the table without `rows` (the CSV has every row)."""
+        return {k: v for k, v in self.api_inputs.items() if k != "rows"}
 
     def table_by_name(self, **controls):
         return self.table_api(*(controls[n] for n in self.api_inputs))
 
     def export_by_name(self, **controls):
-        return self.export(*(controls[n] for n in self.api_inputs))
+        return self.export(*(controls[n] for n in self.export_inputs))
 
     def render(self, active, rank_by, slice_choice, search, *rest):
         """(table update, URL query) for the current controls; the URL only while this tab is on screen."""
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
         columns = rest[len(self.filter_fields)]
         show = self._show_reported(rest)
-        disp, raw = views.table_frames(self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns, show)
+        rows = views.rows_wanted(rest[len(self.filter_fields) + 2] if len(rest) > len(self.filter_fields) + 2 else None)
+        disp, raw, every = views.table_page(
+            self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns, show, rows
+        )
+        note = views.page_note(raw, every)
         pinned = sum(1 for c in views.shown_columns(disp, self.track) if c.kind == "rank") + 1  # ranks and System
         rank_key = views.cols.metric_key(self.track, rank_by)
         keys = views.cols.keys_of(self.track, columns)
@@ -139,21 +157,24 @@ class TrackTab:
                 **{f"f.{k}": v for k, v in filters.items()},
                 "cols": None if set(keys) == set(views.default_columns(self.track)) else keys or ["-"],
                 "reported": None if show or not self.track.reported_files else "0",
+                "rows": None if rows == views.page_rows() else str(rows),
             }
         )
         rank_label = self.track.metric(rank_key).label
         scope = "" if slice_choice in (None, views.ALL) else f", scores on {slice_choice}"
-        leaders = views.leaders_html(self.board, self.track, raw, rank_key) if scope == "" else ""
+        leaders = views.leaders_html(self.board, self.track, every, rank_key) if scope == "" else ""
         return (
             gr.update(
                 value=views.table_value(disp, raw, self.track),
                 datatype=views.datatypes(disp, self.track),
                 pinned_columns=pinned,
                 column_widths=views.column_widths(disp, self.track),
-                label=f"{self.track.title}: ranked by {rank_label}{scope}",
+                label=f"{self.track.title}: ranked by {rank_label}{scope}" + (f" · {note}" if note else ""),
             ),
             query if active == self.track.name else gr.update(),
             leaders,
+            gr.update(visible=bool(note)),
+            gr.update(visible=bool(note) or rows != views.page_rows()),
         )
 
     def table_api(self, *controls):
@@ -180,16 +201,29 @@ class TrackTab:
         raw = views.filtered_table(
             self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest)
         )
+        raw, note = views.chart_rows(raw, system_id)  # the top systems and the pick, not 10,000 series
         systems = views.chart_systems(self.board, self.track.name, raw)
-        return views.chart(self.track, index, systems, metric_label, system_id)
+        fig = views.chart(self.track, index, systems, metric_label, system_id)
+        one_system = self.track.charts[index].kind == "pair_heatmap"  # draws the picked system alone: nothing left out
+        return fig if one_system else figures.with_note(fig, note)
 
     def repick_system(self, current):
         """Fresh choices for the per-system charts, keeping the current pick while it exists."""
-        choices = views.system_choices(self.board, self.track.name)
+        choices = views.system_choices(self.board, self.track.name, limit=views.page_rows(), keep=[current])
         ids = [i for _, i in choices]
         if current in ids:  # left alone: writing back a value read earlier could undo a newer pick
             return gr.update(choices=choices)
         return gr.update(choices=choices, value=ids[0] if ids else None)
+
+    def find_system(self, current, evt: gr.KeyUpData):
+        """Typing in the per-system picker: the top systems that match what is typed, searched among all."""
+        text = str(evt.input_value or "")[:200]
+        return gr.update(
+            choices=views.system_choices(self.board, self.track.name, limit=views.page_rows(), search=text, keep=[current])
+        )
+
+    def show_more(self, rows):
+        return views.rows_wanted(views.rows_wanted(rows) + views.page_rows())
 
     def redraw_active(self, active, *args):
         """Redraw only the chart on screen; the others are drawn when their tab opens."""
@@ -226,6 +260,7 @@ class TrackTab:
             value=[k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
         )
         out[self.show_reported] = gr.update(value=urlstate.first(params, "reported", "1") != "0")
+        out[self.rows] = gr.update(value=views.rows_wanted(urlstate.first(params, "rows")))
         return out
 
     # ---- events -------------------------------------------------------------------------------
@@ -239,7 +274,7 @@ class TrackTab:
             [c.change for c in self.controls],
             self.render,
             [page.active_tab, *self.controls],
-            [self.table, page.url, self.leaders],
+            self.render_outputs(page),
             api_name=False,
             show_progress="hidden",
             trigger_mode="always_last",
@@ -248,11 +283,12 @@ class TrackTab:
         tab.select(lambda: name, None, page.active_tab, api_name=False).then(
             self.render,
             [page.active_tab, *self.controls],
-            [self.table, page.url, self.leaders],
+            self.render_outputs(page),
             api_name=False,
             show_progress="hidden",
         )
-        self.csv.click(self.export_by_name, None, self.csv, api_name=f"export_csv_{name}", inputs_kwargs=self.api_inputs)
+        self.csv.click(self.export_by_name, None, self.csv, api_name=f"export_csv_{name}", inputs_kwargs=self.export_inputs)
+        self.more.click(self.show_more, self.rows, self.rows, api_name=False, show_progress="hidden")
         chart_inputs = [self.chart_metric, self.chart_system, *self.controls]
         for i, (ctab, plot) in enumerate(zip(self.chart_tabs, self.plots)):
             index = gr.Number(i, visible=False)
@@ -264,16 +300,20 @@ class TrackTab:
         tab.select(self.chart, [first, *chart_inputs], self.plots[0], api_name=False)
         for control in (self.chart_metric, self.chart_system):
             control.change(self.redraw_active, [self.active_chart, *chart_inputs], self.plots, api_name=False)
+        self.chart_system.key_up(self.find_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
         self.table.select(self.open_row, None, [page.main_tabs, page.active_tab, page.open_system], api_name=False)
         # new data: re-render the table and refresh the per-system chart picker, keeping every current choice
         page.data_version.change(
             self.render,
             [page.active_tab, *self.controls],
-            [self.table, page.url, self.leaders],
+            self.render_outputs(page),
             api_name=False,
             show_progress="hidden",
         )
         page.data_version.change(self.repick_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
+
+    def render_outputs(self, page: Page) -> list:
+        return [self.table, page.url, self.leaders, self.more, self.rows]
 
     def open_row(self, evt: gr.SelectData):
         """A click on a table row opens that submission in the System tab (when the Id column is shown)."""
