@@ -1,4 +1,5 @@
-"""Paging in a real browser (Debian's chromium, Playwright): "show more" grows the table and the link keeps it.
+"""Paging in a real browser (Debian's chromium, Playwright): "show more" grows the table and the link keeps it; a
+picker finds a system far beyond the systems it lists by what is typed.
 
 The board: the demo plus 300 generated systems, a page of 20 (tests/test_paging.py builds it).
 """
@@ -37,3 +38,21 @@ def test_show_more_grows_the_table_and_the_link_keeps_it(app, page):
     assert query(page)["rows"] == [str(2 * PAGE)]
     page.goto(page.url)  # the permalink, reopened
     page.get_by_text(f"showing {2 * PAGE} of {total:,} systems").wait_for()
+
+
+def test_a_picker_finds_a_system_beyond_its_choices_by_what_is_typed(app, page):
+    deep = app.board.table(TRACK).iloc[-1]
+    page.goto(app.url + "?tab=compare")
+    page.wait_for_function("location.search.includes('tab=compare')")
+    page.wait_for_selector("#compare-metrics [role=row][data-index]")
+    box = page.locator("#compare-b input")
+    box.click()
+    box.fill("")
+    box.press_sequentially(deep["name"], delay=20)
+    label = f"{deep['name']} · {deep['id'][:7]}"
+    option = page.locator("#compare-b").get_by_role("option", name=label, exact=True)
+    option.first.wait_for()  # not among the first systems the picker lists: the search on typing found it
+    page.wait_for_timeout(1500)  # each keystroke's choices arrive in turn: let the last ones land
+    option.first.click()
+    page.wait_for_function(f"location.search.includes('b={deep['id']}')")
+    page.wait_for_function(f"document.querySelector('#compare-summary').innerText.includes({deep['name']!r})")
