@@ -70,6 +70,12 @@ def record_download(board: Board, entry_id: str | None, unit: str | None):
     return gr.update(value=str(path), visible=True)
 
 
+# Typing in a picker refreshes its choices on every key, each answered in turn (one at a time, in order), so the
+# last keystroke's choices are the ones that stay. Not Gradio's default for key_up ("always_last"): its queued
+# second run is sent with the first keystroke's text, not the last one's.
+IN_ORDER = {"trigger_mode": "multiple", "concurrency_limit": 1}
+
+
 # ---- controls whose choices are (label, key) pairs --------------------------------------------------
 def by_label(choices, payload):
     """`payload` with every label of `choices` replaced by its key."""

@@ -7,7 +7,7 @@ import gradio as gr
 from ...service import Board
 from ...tracks import TRACKS
 from .. import html, urlstate, views
-from .common import Page, on_screen, record_download
+from .common import IN_ORDER, Page, on_screen, record_download
 
 
 class CompareTab:
@@ -142,7 +142,7 @@ class CompareTab:
         # .input: only a user's pick of another track resets A and B; a permalink sets all three itself
         self.track.input(self.pick_track, picks, [self.a, self.b], api_name=False)
         for pick in (self.a, self.b):
-            pick.key_up(self.find, [self.track, pick], pick, api_name=False, show_progress="hidden")
+            pick.key_up(self.find, [self.track, pick], pick, api_name=False, show_progress="hidden", **IN_ORDER)
         self.go.click(self.compare_api, picks, self.outputs, api_name="compare")
         self.unit.change(self.records, [self.a, self.b, self.unit], self.record_outputs, api_name=False).then(
             self.downloads, [self.a, self.b, self.unit], self.download_outputs, api_name=False

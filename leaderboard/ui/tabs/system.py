@@ -8,7 +8,7 @@ from ... import reported
 from ...service import Board
 from ...tracks import TRACKS
 from .. import urlstate, views
-from .common import Page, on_screen, record_download
+from .common import IN_ORDER, Page, on_screen, record_download
 
 
 def all_systems(board: Board, limit: int | None = None, search: str = "", keep: tuple | list = ()) -> list[tuple[str, str]]:
@@ -133,7 +133,7 @@ class SystemTab:
         self.system.change(
             on_screen(self.id, self.show), [page.active_tab, self.system], self.outputs + [page.url], api_name=False
         )
-        self.system.key_up(self.find, self.system, self.system, api_name=False, show_progress="hidden")
+        self.system.key_up(self.find, self.system, self.system, api_name=False, show_progress="hidden", **IN_ORDER)
         self.pick.click(self.detail_api, self.system, self.outputs, api_name="detail")
         for control in (self.category, self.search):
             control.change(self.units, [self.system, self.category, self.search], self.units_out, api_name=False)

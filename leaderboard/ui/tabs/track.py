@@ -7,7 +7,7 @@ import gradio as gr
 from ...service import Board
 from ...tracks import Track
 from .. import figures, html, urlstate, views
-from .common import Page, accepts_labels, by_label, export_dir, keyed
+from .common import IN_ORDER, Page, accepts_labels, by_label, export_dir, keyed
 
 # API parameter names of the filter controls where the key alone would say too little
 _API_FILTER_NAMES = {"has": "has_results_for"}
@@ -300,7 +300,14 @@ class TrackTab:
         tab.select(self.chart, [first, *chart_inputs], self.plots[0], api_name=False)
         for control in (self.chart_metric, self.chart_system):
             control.change(self.redraw_active, [self.active_chart, *chart_inputs], self.plots, api_name=False)
-        self.chart_system.key_up(self.find_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
+        self.chart_system.key_up(
+            self.find_system,
+            self.chart_system,
+            self.chart_system,
+            api_name=False,
+            show_progress="hidden",
+            **IN_ORDER,
+        )
         self.table.select(self.open_row, None, [page.main_tabs, page.active_tab, page.open_system], api_name=False)
         # new data: re-render the table and refresh the per-system chart picker, keeping every current choice
         page.data_version.change(
