@@ -18,7 +18,6 @@ Not a test: the machine is shared and noisy; read the figures.
 
 from __future__ import annotations
 
-import io
 import json
 import random
 import subprocess
@@ -27,29 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from beirdata import beir_files
+
 from hubfake import running_hub
 
-README = b"""---
-configs:
-- config_name: corpus
-  data_files:
-  - split: test
-    path: corpus/test-*.parquet
-- config_name: queries
-  data_files:
-  - split: test
-    path: queries/test-*.parquet
-- config_name: qrels
-  data_files:
-  - split: test
-    path: qrels/test-*.parquet
----
-"""
 SIZES = {  # repo -> (queries, qrels per query, graded)
     **{
         f"vidore/{d}_beir": (500, 1, False)
@@ -77,23 +59,10 @@ print(json.dumps({"seconds": time.perf_counter() - t, "datasets": len(gold.qrels
 """
 
 
-def parquet(columns: dict) -> bytes:
-    buf = io.BytesIO()
-    pq.write_table(pa.table(columns), buf)
-    return buf.getvalue()
-
-
 def repo_files(rng: random.Random, queries: int, per_query: int, graded: bool) -> dict[str, bytes]:
     rows = [(q, rng.randrange(1000), rng.choice((1, 2)) if graded else 1) for q in range(queries) for _ in range(per_query)]
     rows = list({(q, d): (q, d, g) for q, d, g in rows}.values())
-    return {
-        "README.md": README,
-        "qrels/test-00000-of-00001.parquet": parquet(
-            {"query-id": [r[0] for r in rows], "corpus-id": [r[1] for r in rows], "score": [r[2] for r in rows]}
-        ),
-        "queries/test-00000-of-00001.parquet": parquet({"query-id": list(range(queries)), "query": ["q"] * queries}),
-        "corpus/test-00000-of-00001.parquet": parquet({"corpus-id": list(range(8)), "image": [b"\0" * (128 << 10)] * 8}),
-    }
+    return beir_files(rows, corpus_ids=list(range(8)), image=b"\0" * (128 << 10))
 
 
 def start(hub, tmp: Path, setting: str) -> dict:

@@ -7,15 +7,13 @@ switch when imported, so every load runs in a fresh interpreter with its own env
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from beirdata import beir_files, parquet
 
 from leaderboard.tracks import TRACKS
 from leaderboard.tracks.beir_hub import HubGoldError, parse_gold_setting
@@ -25,23 +23,6 @@ from hubfake import fake_hub  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTED = ROOT / "assets" / "reported" / "vidore-mteb-results.json"  # the project's copy of the shared file
-README = b"""---
-configs:
-- config_name: corpus
-  data_files:
-  - split: test
-    path: corpus/test-*.parquet
-- config_name: queries
-  data_files:
-  - split: test
-    path: queries/test-*.parquet
-- config_name: qrels
-  data_files:
-  - split: test
-    path: qrels/test-*.parquet
----
-# A BEIR-layout test dataset
-"""
 # (query, doc, grade): integer ids as ViDoRe publishes them; a 0 grade, and a query judged only 0
 ALPHA = [(1, 10, 1), (1, 11, 2), (2, 12, 1), (3, 13, 0), (4, 10, 1), (4, 14, 0)]
 ALPHA_LATER = [(1, 10, 1), (2, 12, 2), (5, 15, 1)]  # a later commit of the same repo
@@ -58,26 +39,6 @@ for source in json.loads(sys.argv[1]):
         out.append({"error": str(exc)})
 print(json.dumps(out))
 """
-
-
-def parquet(columns: dict) -> bytes:
-    buf = io.BytesIO()
-    pq.write_table(pa.table(columns), buf)
-    return buf.getvalue()
-
-
-def beir_files(qrels: list[tuple]) -> dict[str, bytes]:
-    queries = sorted({q for q, _, _ in qrels}, key=str)
-    docs = sorted({d for _, d, _ in qrels}, key=str)
-    return {
-        "README.md": README,
-        "qrels/test-00000-of-00001.parquet": parquet(
-            {"query-id": [q for q, _, _ in qrels], "corpus-id": [d for _, d, _ in qrels], "score": [g for _, _, g in qrels]}
-        ),
-        "queries/test-00000-of-00001.parquet": parquet({"query-id": queries, "query": [f"question {q}" for q in queries]}),
-        # stands in for the page images: gigabytes on the real Hub, never to be fetched
-        "corpus/test-00000-of-00001.parquet": parquet({"corpus-id": docs, "image": [b"\x89PNG" * 100 for _ in docs]}),
-    }
 
 
 def trec_folder(folder: Path, datasets: dict[str, list[tuple]]) -> Path:

@@ -57,3 +57,22 @@ def test_every_declared_chart_draws_on_the_demo_board(board):
             fig = views.chart(track, i, systems, None, None)
             text = " ".join(a.text for a in fig.layout.annotations or [])
             assert "could not be drawn" not in text, (name, c.title)
+
+
+def test_a_picker_search_of_any_length_is_answered_and_a_name_is_found(board):
+    """What a stranger types into a picker reaches the server on every key: a 5 MB text is answered (no match),
+    the search text used is at most 200 characters (`CompareTab.find`), and a real name is still found."""
+    import gradio as gr
+
+    from leaderboard.ui.tabs.compare import CompareTab
+
+    track = next(iter(TRACKS))
+    first_id = views.system_choices(board, track)[0][1]
+    name = board.entry(first_id).name
+    tab = CompareTab.__new__(CompareTab)  # only `find` and `choices` are used: no Blocks needed
+    tab.board = board
+    found = tab.find(track, None, gr.KeyUpData(None, {"key": "a", "input_value": name}))
+    assert first_id in [i for _, i in found["choices"]]
+    huge = gr.KeyUpData(None, {"key": "a", "input_value": name + "x" * 5_000_000})
+    assert tab.find(track, None, huge)["choices"] == []
+    assert views.system_choices(board, track, search="x" * 5_000_000) == []

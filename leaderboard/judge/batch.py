@@ -172,6 +172,8 @@ class _Run:
 class BatchJudge(LLMJudge):
     """The LLM judge through the Files + Batches API: same name, prompts, verdicts and cache as live."""
 
+    ledger_class = BatchLedger
+
     def __init__(
         self,
         chat: ChatJSONClient,
@@ -200,9 +202,6 @@ class BatchJudge(LLMJudge):
         self._sleep = sleep
         self._ignored_counts: dict[str, int] = {}  # per batch: output lines skipped (logged up to a few)
         self.last_ledger: BatchLedger | None = None
-
-    def new_ledger(self) -> BatchLedger:
-        return BatchLedger(judge=self.name, judge_model=self.judge_model, prompt_version=self.prompt_version)
 
     # ---------------------------------------------------------------- public API
 

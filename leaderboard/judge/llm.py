@@ -54,8 +54,10 @@ class LLMJudge:
 
     # ---------------------------------------------------------------- public API
 
+    ledger_class: type[Ledger] = Ledger  # batch mode keeps more counts (BatchLedger)
+
     def new_ledger(self) -> Ledger:
-        return Ledger(judge=self.name, judge_model=self.judge_model, prompt_version=self.prompt_version)
+        return self.ledger_class(judge=self.name, judge_model=self.judge_model, prompt_version=self.prompt_version)
 
     def judge_many(
         self, items: Sequence[JudgeItem], progress: Progress | None = None, ledger: Ledger | None = None
