@@ -177,6 +177,7 @@ def frame(track: Track, rows: list[ReportedRow], slice_: tuple[str, str] | None 
             "judge": row.judge if any(track.metric(k).needs_judge for k in overall) else "",
             "judging": False,
             "errors": 0,
+            "review": "",  # never in a pull request
         }
         for f in track.system_fields:
             value = row.system.get(f.key)
