@@ -15,11 +15,19 @@ A line that comes back failed or malformed is sent again in a follow-up batch
 (at most `line_retries` / `malformed_retries` times, the malformed ones with the
 same retry note as a live call), then recorded as a judge failure. An expired,
 cancelled or failed batch keeps the lines it answered; the others are sent
-again, at most `max_resubmits` times. The run's state (pending batch, every
-line's outcome, counters) is an atomic JSON file under the judge cache
-(`<cache>/batches/<run key>.json`, the key a hash of what is judged), so a
-restart resumes polling the same batch instead of paying twice; it is deleted
-when the run ends, its verdicts being cached.
+again, at most `max_resubmits` times. The run's state (its members, the pending
+batch, every line's outcome) is an atomic JSON file under the judge cache
+(`<cache>/batches/<run key>.json`), so a restart resumes polling the same batch
+instead of paying twice; it is deleted when the run ends, its verdicts being
+cached.
+
+Whole boards (`judge_groups`): the items of several submissions are judged as one
+run, identical (question, response, gold) items being one line. A run remembers
+its members, so a later call resumes every unfinished run holding any of the items
+it asks for (whatever else it asks for), then judges the rest in a new run. Each
+submission gets its own ledger; a line several submissions share is charged to
+the first of them (in the order given), the others count it as a cache hit, as
+live mode would judging them one after the other: the ledgers add up to the bill.
 
 What is read back is bounded: output files stop at a size cap, a line longer
 than `max_line_bytes` is skipped, and lines the batch was not asked for (or
@@ -54,7 +62,9 @@ log = logging.getLogger(__name__)
 
 ENDPOINT = "/v1/chat/completions"
 TERMINAL = ("completed", "expired", "cancelled", "failed")
-STATE_VERSION = 1
+STATE_VERSION = 2
+MAX_STATE_BYTES = 256 * 2**20  # a state file larger than any run writes is not read: started afresh
+MAX_RUN_FILES = 64  # unfinished runs looked at per call (oldest first); more means something else writes there
 MAX_LINES_PER_BATCH = 50_000  # OpenAI's limits per input file; a larger round goes out in several batches
 MAX_BATCH_BYTES = 180 * 2**20  # (200 MB there)
 _LOGGED_IGNORED = 5  # ignored output lines logged one by one per file; the rest are counted
@@ -99,25 +109,38 @@ def _new_line_state() -> dict[str, Any]:
         "errors": 0,  # lines answered with an error
         "malformed": 0,
         "unreturned": 0,
+        "sent": 0,  # times this line went out in a batch (resends included)
         "note": None,  # the last malformed reply's problem: the retry says it, like a live retry
         "prompt_tokens": 0,
         "completion_tokens": 0,
     }
 
 
-def _state_ok(rec: Any, key: str, judge: str) -> bool:
-    """A state file this code wrote for this run (a truncated or hand-edited one starts the run afresh)."""
+UKey = tuple[str, str, str]  # (question id, response sha256, gold sha256): one verdict
+
+
+def ukey(it: JudgeItem) -> UKey:
+    return (it.qid, it.response_sha256, it.gold_sha256)
+
+
+def _state_ok(rec: Any, key: str | None, judge: str) -> bool:
+    """A state file this code wrote for this judge (and run key, when given); a truncated or hand-edited one is not."""
     if not (
-        isinstance(rec, dict) and rec.get("version") == STATE_VERSION and rec.get("key") == key and rec.get("judge") == judge
+        isinstance(rec, dict)
+        and rec.get("version") == STATE_VERSION
+        and isinstance(rec.get("key"), str)
+        and (key is None or rec["key"] == key)
+        and rec.get("judge") == judge
     ):
         return False
     pending = rec.get("pending")
     fresh = _new_line_state()
+    members = rec.get("members")
     return (
         isinstance(rec.get("batch_ids"), list)
         and all(isinstance(b, str) for b in rec["batch_ids"])
-        and isinstance(rec.get("counters"), dict)
-        and all(isinstance(rec["counters"].get(k), int) for k in ("batch_lines", "batch_line_failures", "batch_unreturned"))
+        and isinstance(members, list)
+        and all(isinstance(m, list) and len(m) == 3 and all(isinstance(x, str) for x in m) for m in members)
         and isinstance(rec.get("lines"), dict)
         and all(isinstance(st, dict) and set(st) == set(fresh) for st in rec["lines"].values())
         and (
@@ -132,15 +155,28 @@ def _state_ok(rec: Any, key: str, judge: str) -> bool:
     )
 
 
-class _Run:
-    """The persisted state of one judging run (one set of uncached answers)."""
+def _read_state(path: Path) -> Any:
+    """The parsed state file, _ABSENT when there is none, None when it is too large or unreadable (bounded read)."""
+    try:
+        if path.stat().st_size > MAX_STATE_BYTES:
+            return None
+    except FileNotFoundError:
+        return _ABSENT
+    except OSError:
+        return None
+    return _read(path)
 
-    def __init__(self, path: Path, key: str, judge: str) -> None:
+
+class _Run:
+    """The persisted state of one judging run: its members (the verdicts it judges) and every line's outcome."""
+
+    def __init__(self, path: Path, key: str, judge: str, members: Sequence[UKey] = (), rec: Any = None) -> None:
         self.path = path
-        rec = _read(path)
-        if rec is not _ABSENT and not _state_ok(rec, key, judge):
-            log.warning("batch state %s is unreadable or not this run's; starting afresh", path.name)
-            rec = _ABSENT
+        if rec is None:
+            rec = _read_state(path)
+            if rec is not _ABSENT and not _state_ok(rec, key, judge):
+                log.warning("batch state %s is unreadable or not this run's; starting afresh", path.name)
+                rec = _ABSENT
         self.resumed = rec is not _ABSENT
         self.state: dict[str, Any] = (
             rec
@@ -149,18 +185,16 @@ class _Run:
                 "version": STATE_VERSION,
                 "key": key,
                 "judge": judge,
+                "members": sorted(list(m) for m in members),
                 "pending": None,
                 "batch_ids": [],
                 "lines": {},
-                "counters": {"batch_lines": 0, "batch_line_failures": 0, "batch_unreturned": 0},
             }
         )
+        self.members: set[UKey] = {(a, b, c) for a, b, c in self.state["members"]}
 
     def line(self, cid: str) -> dict[str, Any]:
         return self.state["lines"].setdefault(cid, _new_line_state())
-
-    def count(self, key: str, n: int = 1) -> None:
-        self.state["counters"][key] += n
 
     def save(self) -> None:
         _write_atomic(self.path, self.state)
@@ -210,58 +244,147 @@ class BatchJudge(LLMJudge):
     ) -> dict[str, Verdict]:
         """Verdicts by qid. Raises BatchError when the service refuses, BatchPending when a batch outlasts the wait."""
         check_unique(items)
+        (settled,) = self.judge_groups([items], [progress], [ledger] if ledger is not None else None)
+        self.last_ledger = settled.last_ledger
+        return settled.verdicts_by_qid(items)
+
+    def judge_groups(
+        self,
+        groups: Sequence[Sequence[JudgeItem]],
+        progresses: Sequence[Progress | None] | None = None,
+        ledgers: Sequence[Ledger] | None = None,
+    ) -> list[Settled]:
+        """Judge several submissions' items as one batch run (one batch per round for them all).
+
+        `groups[i]` are one submission's items (one per question). Returns, per group, a `Settled`
+        judge: the verdicts of that group and its ledger, to score the submission with (it sends
+        nothing). Identical items across groups are one line, charged to the first group using it.
+        Raises BatchError / BatchPending like judge_many; the run state is kept for a re-run.
+        """
+        for group in groups:
+            check_unique(group)
         started = time.monotonic()
-        ledger = ledger or self.new_ledger()
-        self.last_ledger = ledger  # type: ignore[assignment]
-        ledger.add(items=len(items))
-        out: dict[str, Verdict] = {}
-        todo: list[JudgeItem] = []
-        for it in items:
-            hit = self.cache.get_verdict(it.qid, it.response_sha256, it.gold_sha256)
-            if hit is None:
-                todo.append(it)
-            else:
-                out[it.qid] = hit
-        ledger.add(cache_hits=len(out))
-        if progress:
-            progress(len(out), len(items))
-        if todo:
-            run = _Run(self._state_path(todo), self._run_key(todo), self.name)
-            if run.resumed:
-                log.info("resuming batch run %s (pending: %s)", run.path.name, (run.state["pending"] or {}).get("batch_id"))
-            out.update(self._judge_run(run, todo, ledger, progress))
-            for key in ("batch_lines", "batch_line_failures", "batch_unreturned"):
-                if hasattr(ledger, key):
-                    ledger.add(**{key: run.state["counters"][key]})
-            if isinstance(ledger, BatchLedger):
-                ledger.batch_ids.extend(run.state["batch_ids"])
-            run.finish()
+        progresses = list(progresses) if progresses is not None else [None] * len(groups)
+        ledgers = list(ledgers) if ledgers is not None else [self.new_ledger() for _ in groups]
+        verdicts: dict[UKey, Verdict] = {}
+        cached: set[UKey] = set()
+        todo: dict[UKey, JudgeItem] = {}
+        for group, ledger, progress in zip(groups, ledgers, progresses, strict=True):
+            ledger.add(items=len(group))
+            hits = 0
+            for it in group:
+                k = ukey(it)
+                if k in verdicts or k in todo:
+                    hits += k in cached
+                    continue
+                hit = self.cache.get_verdict(it.qid, it.response_sha256, it.gold_sha256)
+                if hit is None:
+                    todo[k] = it
+                else:
+                    verdicts[k], hits = hit, hits + 1
+                    cached.add(k)
             if progress:
-                progress(len(items), len(items))
-        ledger.add(seconds=round(time.monotonic() - started, 3))
-        return {it.qid: out[it.qid] for it in items}
+                progress(hits, len(group))
+        charges: dict[str, Any] = {"lines": {}, "item_lines": {}, "gold_cached": set(), "batch_ids": []}
+        if todo:
+            fanout = _Fanout(progresses)
+            for part in self._waves(list(todo.values())):
+                for run, its in self._runs_for(part):
+                    if run.resumed:
+                        log.info(
+                            "resuming batch run %s (pending: %s)", run.path.name, (run.state["pending"] or {}).get("batch_id")
+                        )
+                    verdicts.update(self._judge_run(run, its, charges, fanout))
+                    charges["batch_ids"].extend(run.state["batch_ids"])
+                    run.finish()
+        seconds = round(time.monotonic() - started, 3)
+        out = self._charge(groups, ledgers, verdicts, cached, charges)
+        for group, ledger, progress in zip(groups, ledgers, progresses, strict=True):
+            ledger.add(seconds=seconds)
+            if progress:
+                progress(len(group), len(group))
+        return out
+
+    def inflight_members(self) -> set[UKey]:
+        """The items of the unfinished runs a restart would resume: a caller bounding its work admits them first."""
+        members: set[UKey] = set()
+        for run in self._inflight():
+            members |= run.members
+        return members
+
+    # ---------------------------------------------------------------- runs: resumed first, then new ones
+
+    @staticmethod
+    def _waves(items: list[JudgeItem]) -> Iterator[list[JudgeItem]]:
+        """Items split so that no two in a wave share a line id with different gold (tracks reusing question ids)."""
+        while items:
+            wave: dict[tuple[str, str], JudgeItem] = {}
+            gold: dict[str, str] = {}
+            later: list[JudgeItem] = []
+            for it in items:
+                if (it.qid, it.response_sha256) in wave or gold.get(it.qid, it.gold_answer_sha256) != it.gold_answer_sha256:
+                    later.append(it)
+                else:
+                    wave[(it.qid, it.response_sha256)] = it
+                    gold[it.qid] = it.gold_answer_sha256
+            yield list(wave.values())
+            items = later
+
+    def _inflight(self) -> list[_Run]:
+        """The unfinished runs on disk, oldest first (bounded); an unreadable state file is removed."""
+        folder = self.cache.dir / "batches"
+        try:
+            paths = sorted(folder.glob("*.json"), key=lambda p: (p.stat().st_mtime_ns, p.name))[:MAX_RUN_FILES]
+        except OSError:
+            return []
+        runs = []
+        for path in paths:
+            rec = _read_state(path)
+            if rec is _ABSENT:
+                continue
+            if not _state_ok(rec, None, self.name) or path.stem != rec["key"][:32]:
+                log.warning("batch state %s is unreadable or not this run's; starting afresh", path.name)
+                path.unlink(missing_ok=True)
+                continue
+            runs.append(_Run(path, rec["key"], self.name, rec=rec))
+        return runs
+
+    def _runs_for(self, items: list[JudgeItem]) -> Iterator[tuple[_Run, list[JudgeItem]]]:
+        """Each unfinished run holding some of `items` with those items, then a new run for the rest."""
+        left = {ukey(it): it for it in items}
+        for run in self._inflight():
+            mine = [it for k, it in left.items() if k in run.members]
+            if mine:
+                for it in mine:
+                    del left[ukey(it)]
+                yield run, mine
+        if left:
+            rest = list(left.values())
+            key = self._run_key(rest)
+            yield _Run(self.cache.dir / "batches" / f"{key[:32]}.json", key, self.name, [ukey(it) for it in rest]), rest
+
+    def _run_key(self, todo: Sequence[JudgeItem]) -> str:
+        what = sorted(ukey(it) for it in todo)
+        return hashlib.sha256(json.dumps([self.name, self.prompt_version, what]).encode()).hexdigest()
 
     # ---------------------------------------------------------------- the three rounds
 
-    def _run_key(self, todo: Sequence[JudgeItem]) -> str:
-        what = sorted((it.qid, it.response_sha256, it.gold_sha256) for it in todo)
-        return hashlib.sha256(json.dumps([self.name, self.prompt_version, what]).encode()).hexdigest()
-
-    def _state_path(self, todo: Sequence[JudgeItem]) -> Path:
-        return self.cache.dir / "batches" / f"{self._run_key(todo)[:32]}.json"
-
-    def _judge_run(self, run: _Run, todo: list[JudgeItem], ledger: Ledger, progress: Progress | None) -> dict[str, Verdict]:
+    def _judge_run(self, run: _Run, todo: list[JudgeItem], charges: dict[str, Any], progress: Any) -> dict[UKey, Verdict]:
+        """Verdicts of `todo` (unique items, none cached); what each line cost goes to `charges` for the ledgers."""
         # round 1: gold facts of the questions whose facts are not cached
-        gold: dict[str, list[str]] = {}
+        gold: dict[tuple[str, str], list[str]] = {}
         gold_lines: dict[str, _Line] = {}
         for it in todo:
             if not it.gold_answer.strip():
                 continue
+            gk = (it.qid, it.gold_answer_sha256)
             cid = custom_id("gold", it.qid, it.gold_answer_sha256)
+            if gk in gold or cid in gold_lines:
+                continue
             cached = self.cache.get_gold(it.qid, it.gold_answer_sha256)
             if cached is not None and cid not in run.state["lines"]:
-                gold[it.qid] = cached
-                ledger.add(gold_cache_hits=1)
+                gold[gk] = cached
+                charges["gold_cached"].add(gk)
                 continue
             gold_lines[cid] = _Line(
                 cid,
@@ -273,18 +396,13 @@ class BatchJudge(LLMJudge):
             )
         self._round(run, "gold", gold_lines, progress)
         for it in todo:
+            gk = (it.qid, it.gold_answer_sha256)
             cid = custom_id("gold", it.qid, it.gold_answer_sha256)
-            if cid in gold_lines:
+            if cid in gold_lines and gk not in gold:
                 st = run.line(cid)
-                ledger.add(
-                    gold_calls=st["answers"],
-                    gold_prompt_tokens=st["prompt_tokens"],
-                    gold_completion_tokens=st["completion_tokens"],
-                    retries=st["errors"],
-                    malformed=st["malformed"],
-                )
+                charges["lines"][cid] = dict(st)
                 if st["failure"] is None:
-                    gold[it.qid] = st["value"]
+                    gold[gk] = st["value"]
                     self.cache.put_gold(
                         it.qid,
                         it.gold_answer_sha256,
@@ -297,16 +415,16 @@ class BatchJudge(LLMJudge):
         # round 2: call 1 of every answer that has gold facts and something to judge
         check_lines: dict[str, _Line] = {}
         for it in todo:
-            if it.qid in gold and it.response.strip() and len(it.response) <= self.max_response_chars:
-                n_gold = len(gold[it.qid])
+            facts = gold.get((it.qid, it.gold_answer_sha256))
+            if facts is not None and it.response.strip() and len(it.response) <= self.max_response_chars:
                 cid = custom_id("check", it.qid, it.response_sha256)
                 check_lines[cid] = _Line(
                     cid,
                     "check",
-                    prompts.response_check_messages(it.question, gold[it.qid], it.response),
+                    prompts.response_check_messages(it.question, facts, it.response),
                     "response_check",
                     prompts.RESPONSE_CHECK_SCHEMA,
-                    _check_reader(n_gold),
+                    _check_reader(len(facts)),
                 )
         self._round(run, "check", check_lines, progress)
 
@@ -327,29 +445,31 @@ class BatchJudge(LLMJudge):
                 )
         self._round(run, "support", support_lines, progress)
 
-        out: dict[str, Verdict] = {}
+        out: dict[UKey, Verdict] = {}
         for it in todo:
-            v = self._assemble(run, it, gold, ledger)
-            ledger.add(
-                judged=1,
-                failures=int(v.failure is not None),
-                calls=v.calls,
-                prompt_tokens=v.prompt_tokens,
-                completion_tokens=v.completion_tokens,
-            )
+            k = ukey(it)
+            gold_cid = custom_id("gold", it.qid, it.gold_answer_sha256)
+            used = [gold_cid] if gold_cid in gold_lines else []
+            for call in ("check", "support"):
+                cid = custom_id(call, it.qid, it.response_sha256)
+                if cid in run.state["lines"] and (cid in check_lines or cid in support_lines):
+                    charges["lines"][cid] = dict(run.state["lines"][cid])
+                    used.append(cid)
+            charges["item_lines"][k] = used
+            v = self._assemble(run, it, gold)
             if v.failure is None:
                 self.cache.put_verdict(v)
-            out[it.qid] = v
+            out[k] = v
         return out
 
-    def _assemble(self, run: _Run, it: JudgeItem, gold: dict[str, list[str]], ledger: Ledger) -> Verdict:
+    def _assemble(self, run: _Run, it: JudgeItem, gold: dict[tuple[str, str], list[str]]) -> Verdict:
         """The verdict the live judge would give for the same replies (LLMJudge._judge_uncached, step by step)."""
         if not it.gold_answer.strip():
             return self._verdict(it, failure="gold answer is empty")
-        if it.qid not in gold:
+        facts = gold.get((it.qid, it.gold_answer_sha256))
+        if facts is None:
             st = run.line(custom_id("gold", it.qid, it.gold_answer_sha256))
             return self._verdict(it, failure=f"gold facts: {st['failure']}")
-        facts = gold[it.qid]
         if not it.response.strip():
             return self._verdict(it, gold_facts=facts, gold_fact_supported=[False] * len(facts))
         if len(it.response) > self.max_response_chars:
@@ -358,18 +478,71 @@ class BatchJudge(LLMJudge):
             )
         spent = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
-        def spend(st: dict[str, Any]) -> None:
+        def from_line(call: str) -> tuple[Any, str | None]:
+            st = run.line(custom_id(call, it.qid, it.response_sha256))
             spent["calls"] += st["answers"]
             spent["prompt_tokens"] += st["prompt_tokens"]
             spent["completion_tokens"] += st["completion_tokens"]
-            ledger.add(retries=st["errors"], malformed=st["malformed"])
-
-        def from_line(call: str) -> tuple[Any, str | None]:
-            st = run.line(custom_id(call, it.qid, it.response_sha256))
-            spend(st)
             return st["value"], st["failure"]
 
         return self._two_calls(it, facts, spent, lambda: from_line("check"), lambda _facts: from_line("support"))
+
+    # ---------------------------------------------------------------- each group's ledger
+
+    def _charge(
+        self,
+        groups: Sequence[Sequence[JudgeItem]],
+        ledgers: Sequence[Ledger],
+        verdicts: dict[UKey, Verdict],
+        cached: set[UKey],
+        charges: dict[str, Any],
+    ) -> list[Settled]:
+        """Each group's share: the lines of its items, a shared line charged to the first group using it."""
+        charged_items: set[UKey] = set()
+        charged_lines: set[str] = set()
+        out = []
+        for group, ledger in zip(groups, ledgers, strict=True):
+            judged_here = False
+            for it in group:
+                k = ukey(it)
+                if k in cached or k in charged_items or k not in charges["item_lines"]:
+                    ledger.add(cache_hits=1)  # cached before, or judged for an earlier group of this call
+                    continue
+                charged_items.add(k)
+                judged_here = True
+                v = verdicts[k]
+                ledger.add(
+                    judged=1,
+                    failures=int(v.failure is not None),
+                    calls=v.calls,
+                    prompt_tokens=v.prompt_tokens,
+                    completion_tokens=v.completion_tokens,
+                )
+                if it.gold_answer.strip() and (it.qid, it.gold_answer_sha256) in charges["gold_cached"]:
+                    ledger.add(gold_cache_hits=1)
+                for cid in charges["item_lines"][k]:
+                    st = charges["lines"][cid]
+                    if cid.startswith("gold:"):
+                        if cid in charged_lines:
+                            ledger.add(gold_cache_hits=1)  # extracted for an earlier item: a hit, as live
+                            continue
+                        ledger.add(
+                            gold_calls=st["answers"],
+                            gold_prompt_tokens=st["prompt_tokens"],
+                            gold_completion_tokens=st["completion_tokens"],
+                        )
+                    charged_lines.add(cid)
+                    ledger.add(retries=st["errors"], malformed=st["malformed"])
+                    if isinstance(ledger, BatchLedger):
+                        ledger.add(
+                            batch_lines=st["sent"],
+                            batch_line_failures=st["errors"] + st["malformed"],
+                            batch_unreturned=st["unreturned"],
+                        )
+            if judged_here and isinstance(ledger, BatchLedger):
+                ledger.batch_ids.extend(b for b in charges["batch_ids"] if b not in ledger.batch_ids)
+            out.append(Settled(self, {ukey(it): verdicts[ukey(it)] for it in group}, ledger))
+        return out
 
     # ---------------------------------------------------------------- one round: submit, poll, collect, resend
 
@@ -421,7 +594,8 @@ class BatchJudge(LLMJudge):
         pending = {"round": name, "batch_id": batch.id, "input_file_id": uploaded.id, "custom_ids": [x.custom_id for x in todo]}
         run.state["pending"] = pending
         run.state["batch_ids"].append(batch.id)
-        run.count("batch_lines", len(todo))
+        for line in todo:
+            run.line(line.custom_id)["sent"] += 1
         run.save()  # from here on a restart polls this batch
         log.info("batch %s: round %s, %d lines", batch.id, name, len(todo))
         return pending
@@ -471,7 +645,6 @@ class BatchJudge(LLMJudge):
                 self._take(run, lines[cid], st, got[cid])
             else:
                 st["unreturned"] += 1
-                run.count("batch_unreturned")
                 if st["unreturned"] > self.max_resubmits:
                     st["done"], st["failure"] = True, f"not answered by {st['unreturned']} batches (last one {why})"
         run.state["pending"] = None
@@ -484,7 +657,6 @@ class BatchJudge(LLMJudge):
         body = response.get("body") if isinstance(response, dict) else None
         if rec.get("error") or status != 200 or not isinstance(body, dict):
             st["errors"] += 1
-            run.count("batch_line_failures")
             if st["errors"] > self.line_retries:
                 st["done"], st["failure"] = True, f"batch line failed {st['errors']} times: {_describe(rec, status)}"
             return
@@ -498,7 +670,6 @@ class BatchJudge(LLMJudge):
         except (MalformedReply, IndexError, AttributeError, pydantic.ValidationError) as e:
             problem = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
             st["malformed"] += 1
-            run.count("batch_line_failures")
             if st["malformed"] > self.malformed_retries:
                 st["done"], st["failure"] = True, f"malformed reply after {st['malformed']} attempts: {problem}"
             else:
@@ -565,6 +736,53 @@ class BatchJudge(LLMJudge):
                         raise BatchPending(f"{problem}; run again to resume batch {pending}", pending) from None
                     raise BatchError(problem) from None
                 self._sleep(self.policy.delay(attempt))
+
+
+class _Fanout:
+    """The progress of every group of a run: each sees the batch being polled and its lines."""
+
+    def __init__(self, progresses: Sequence[Progress | None]) -> None:
+        self.targets = [f for p in progresses if (f := getattr(p, "on_batch", None)) is not None]
+
+    def on_batch(self, batch_id: str, lines_done: int, lines_total: int) -> None:
+        for target in self.targets:
+            target(batch_id, lines_done, lines_total)
+
+
+class Settled:
+    """One group of a `judge_groups` run, as a judge: its verdicts and its ledger; it sends nothing.
+
+    Scoring the group's submission with it (`score_checked(..., judge=settled)`) reads every verdict
+    from the run; an item the run did not judge (the file changed since) goes to the batch judge.
+    """
+
+    kind = "openai"
+    approximate = False
+
+    def __init__(self, judge: BatchJudge, verdicts: dict[UKey, Verdict], ledger: Ledger) -> None:
+        self.judge = judge
+        self.name, self.judge_model, self.prompt_version = judge.name, judge.judge_model, judge.prompt_version
+        self.description = judge.description
+        self.verdicts = verdicts
+        self.last_ledger: Ledger | None = ledger
+
+    def verdicts_by_qid(self, items: Sequence[JudgeItem]) -> dict[str, Verdict]:
+        return {it.qid: self.verdicts[ukey(it)] for it in items}
+
+    def judge_many(
+        self, items: Sequence[JudgeItem], progress: Progress | None = None, ledger: Ledger | None = None
+    ) -> dict[str, Verdict]:
+        check_unique(items)
+        missing = [it for it in items if ukey(it) not in self.verdicts]
+        if missing:
+            (more,) = self.judge.judge_groups([missing], [progress], [ledger or self.last_ledger])  # type: ignore[list-item]
+            self.verdicts.update(more.verdicts)
+        elif progress:
+            progress(len(items), len(items))
+        return self.verdicts_by_qid(items)
+
+    def estimate(self, items: Sequence[JudgeItem]) -> dict[str, int]:
+        return self.judge.estimate(items)
 
 
 def _check_reader(n_gold: int) -> Callable[[dict[str, Any]], list[Any]]:
