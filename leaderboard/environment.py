@@ -206,6 +206,13 @@ VARIABLES: tuple[Variable, ...] = (
         parse=as_positive_float,
     ),
     Variable(
+        "JUDGE_BATCH_MAX_ITEMS",
+        "in batch mode, answers the app judges in one batch run: it groups the waiting submissions up to this many "
+        "(at least one submission), the others go in the next run",
+        default=50_000,
+        parse=as_positive_int,
+    ),
+    Variable(
         "JUDGE_BATCH_DIR",
         "in batch mode, a folder instead of the server's Batch API: each batch is written there as "
         "`<id>.input.jsonl` and read back from `<id>.output.jsonl`, e.g. made by `vllm run-batch` (docs/JUDGE.md)",

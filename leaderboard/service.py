@@ -297,24 +297,119 @@ class Board:
             path = self._judge_queue.get()
             if not path:
                 return
-            with self._lock:
-                entry = self._entries.get(path)
-            snap = self.refresher.snapshot
-            file = snap.by_path().get(path) if snap else None
-            if entry is None or file is None:
+            if hasattr(self.judge, "judge_groups"):  # batch mode: every waiting submission in one batch run
+                more, stopping = self._drain_judge_queue()
+                self._judge_together([path, *more])
+                if stopping:
+                    return
                 continue
-            progress = self.judge_progress.setdefault(entry.id, JudgeProgress())
+            self._judge_entry(path)
+
+    def _drain_judge_queue(self) -> tuple[list[str], bool]:
+        """The paths waiting now (in queue order, once each), and whether the stop sentinel was among them."""
+        paths: list[str] = []
+        stopping = False
+        while True:
             try:
-                scored = self.rescorer.score_file(file.local_path, judge=self.judge, progress=progress)
-                if scored.summary.get("status") == "scored":
-                    entry.summary, entry.key = scored.summary, scored.key
-            except Exception:  # the judge failing must leave the retrieval metrics standing
-                log.exception("judging %s failed", path)
+                path = self._judge_queue.get_nowait()
+            except queue.Empty:
+                return paths, stopping
+            if not path:
+                stopping = True
+            elif path not in paths:
+                paths.append(path)
+
+    def _judge_together(self, paths: list[str]) -> None:
+        """Batch mode: the waiting submissions' answers judged as one run, then each scored from its verdicts.
+
+        At most `judge.max_items` answers per run (at least one submission); submissions holding answers of a
+        run a restart left unfinished always join (that run is resumed first), the rest wait for the next run.
+        """
+        from .judge import BatchError
+
+        inflight = self.judge.inflight_members()
+        group: list[tuple[Entry, Path, list]] = []
+        size = 0
+        for path in paths:
+            found = self._judge_target(path)
+            if found is None:
+                continue
+            entry, local_path = found
+            try:
+                items = self._judge_items(local_path)
+            except Exception:  # a validator bug: this file goes the ordinary way, which records it
+                log.exception("reading the answers of %s failed", path)
+                items = None
+            if items is None:  # unreadable or invalid now: scored the ordinary way, which says why
+                self._judge_entry(path)
+                continue
+            resumes = any(ukey in inflight for ukey in _ukeys(items))
+            if group and not resumes and size + len(items) > self.judge.max_items:
+                self._judge_queue.put(path)  # the next run
+                continue
+            group.append((entry, local_path, items))
+            size += len(items)
+        if not group:
+            return
+        progresses = [self.judge_progress.setdefault(entry.id, JudgeProgress()) for entry, _, _ in group]
+        try:
+            settled = self.judge.judge_groups([items for _, _, items in group], progresses)
+        except BatchError as exc:  # refused, or still running: a restart resumes the run (its state is on disk)
+            log.warning("batch judging of %d submissions stopped: %s", len(group), exc)
+            settled = [None] * len(group)
+        except Exception:  # the judge failing must leave the retrieval metrics standing
+            log.exception("batch judging of %d submissions failed", len(group))
+            settled = [None] * len(group)
+        for (entry, local_path, _), judge in zip(group, settled, strict=True):
+            if judge is not None:
+                try:  # every verdict comes from the run: nothing is sent here
+                    scored = self.rescorer.score_file(local_path, judge=judge)
+                    if scored.summary.get("status") == "scored":
+                        entry.summary, entry.key = scored.summary, scored.key
+                except Exception:
+                    log.exception("scoring %s with its verdicts failed", entry.path)
             entry.judging = False
             self.judge_progress.pop(entry.id, None)
-            self._bump()
-            self.rescorer.cache.write_index()
-            self._push_results()
+        self._bump()
+        self.rescorer.cache.write_index()
+        self._push_results()
+
+    def _judge_target(self, path: str) -> tuple[Entry, Path] | None:
+        with self._lock:
+            entry = self._entries.get(path)
+        snap = self.refresher.snapshot
+        file = snap.by_path().get(path) if snap else None
+        return None if entry is None or file is None else (entry, file.local_path)
+
+    def _judge_items(self, local_path: Path) -> list | None:
+        """The answers the judge would be asked about for this file (Track.judge_items), None when it is not valid."""
+        try:
+            data = read_file(local_path, self.rescorer.max_bytes)
+        except (SubmissionError, OSError):
+            return None
+        checked = check(data, local_path.name, self.rescorer.gold_sources, self.rescorer.max_bytes)
+        if not checked.ok or checked.track is None:
+            return None
+        return checked.track.judge_items(checked.parsed, checked.gold)
+
+    def _judge_entry(self, path: str) -> None:
+        """Live mode (and files batch mode cannot read): one submission judged and scored."""
+        found = self._judge_target(path)
+        if found is None:
+            return
+        entry, local_path = found
+        progress = self.judge_progress.setdefault(entry.id, JudgeProgress())
+        try:
+            scored = self.rescorer.score_file(local_path, judge=self.judge, progress=progress)
+            if scored.summary.get("status") == "scored":
+                entry.summary, entry.key = scored.summary, scored.key
+        except Exception:  # the judge failing must leave the retrieval metrics standing
+            log.exception("judging %s failed", path)
+        entry.judging = False
+        self.judge_progress.pop(entry.id, None)
+        self._bump()
+        self.rescorer.cache.write_index()
+        self._push_results()
 
     def _bump(self) -> None:
         with self._lock:
@@ -549,6 +644,12 @@ def _unit_info(track, gold) -> dict[str, dict]:
     if key not in _UNIT_INFO:
         _UNIT_INFO[key] = track.unit_info(gold)
     return _UNIT_INFO[key]
+
+
+def _ukeys(items: list):
+    from .judge.batch import ukey
+
+    return (ukey(it) for it in items)
 
 
 def _judgeable(entry: Entry) -> bool:

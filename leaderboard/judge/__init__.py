@@ -139,6 +139,7 @@ def make_judge(
             os.fspath(cache_dir),
             max_response_chars=max_response_chars,
             poll_seconds=poll_seconds or from_env["poll_seconds"],
+            max_items=from_env["max_items"],
             transport=BatchDir(batch_dir) if batch_dir else None,
         )
     return LLMJudge(chat, os.fspath(cache_dir), concurrency=concurrency, max_response_chars=max_response_chars)

@@ -219,6 +219,7 @@ class BatchJudge(LLMJudge):
         line_retries: int = 2,
         max_resubmits: int = 3,
         max_line_bytes: int = 512 * 1024,
+        max_items: int = 50_000,
         sleep: Callable[[float], None] = time.sleep,
         transport: Any = None,
     ) -> None:
@@ -233,6 +234,7 @@ class BatchJudge(LLMJudge):
         self.malformed_retries = chat.policy.malformed_retries
         self.max_resubmits = max_resubmits
         self.max_line_bytes = max_line_bytes
+        self.max_items = max_items  # what a caller grouping submissions puts in one run (service.Board)
         self._sleep = sleep
         self._ignored_counts: dict[str, int] = {}  # per batch: output lines skipped (logged up to a few)
         self.last_ledger: BatchLedger | None = None
@@ -842,7 +844,7 @@ def _describe(rec: dict[str, Any], status: Any) -> str:
 
 
 def batch_settings(env: dict[str, str] | os._Environ[str] | None = None) -> dict[str, Any]:
-    """JUDGE_MODE, JUDGE_BATCH_POLL_SECONDS and JUDGE_BATCH_DIR, parsed (declared in leaderboard.environment)."""
+    """JUDGE_MODE, JUDGE_BATCH_POLL_SECONDS, JUDGE_BATCH_MAX_ITEMS and JUDGE_BATCH_DIR, parsed (leaderboard.environment)."""
     from ..environment import read
 
     env = os.environ if env is None else env
@@ -850,4 +852,5 @@ def batch_settings(env: dict[str, str] | os._Environ[str] | None = None) -> dict
         "mode": read(env, "JUDGE_MODE"),
         "poll_seconds": read(env, "JUDGE_BATCH_POLL_SECONDS"),
         "batch_dir": read(env, "JUDGE_BATCH_DIR"),
+        "max_items": read(env, "JUDGE_BATCH_MAX_ITEMS"),
     }
