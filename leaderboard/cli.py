@@ -77,43 +77,60 @@ def _make_judge(kind: str | None, batch: bool = False):
 
 
 def cmd_score(args) -> None:
-    data, checked = _check(args)
-    if not checked.ok:
-        _fail(checked.errors)
+    paths = [args.submission, *getattr(args, "more", [])]
+    checked_files = []
+    for path in paths:  # every file checked before any judging: a bad one costs nothing
+        data, checked = _check(argparse.Namespace(**{**vars(args), "submission": path}))
+        if not checked.ok:
+            _fail([f"{path}: {e}" for e in checked.errors] if len(paths) > 1 else checked.errors)
+        checked_files.append((data, checked))
     from .settings import settings
 
     judge = _make_judge(args.judge or settings().judge, args.batch)
-    track = checked.track
     if judge is not None and args.dry_run:
-        items = track.judge_items(checked.parsed, checked.gold)
-        est = judge.estimate(items)
-        print(json.dumps({"judge": judge.name, "answers": len(items), **est}))
+        for _, checked in checked_files:
+            items = checked.track.judge_items(checked.parsed, checked.gold)
+            est = judge.estimate(items)
+            print(json.dumps({"judge": judge.name, "answers": len(items), **est}))
         return
-    if judge is not None:
-        from .judge import BatchError, TqdmProgress
-
-        with TqdmProgress(f"judging with {judge.name}", disable=None) as progress:
-            try:
-                result = score_checked(checked, content_hash(data), judge, progress).summary
-            except BatchError as exc:  # batch mode: refused, unreachable, or still running (a re-run resumes it)
-                print(f"judge: {exc}", file=sys.stderr)
-                sys.exit(4)
-            except KeyboardInterrupt:
-                from .judge.batch import BatchJudge
-
-                if not isinstance(judge, BatchJudge):
-                    raise
-                print("judge: interrupted; the batch keeps running: run the same command again to resume", file=sys.stderr)
-                sys.exit(4)
+    if judge is None:
+        results = [score_checked(checked, content_hash(data), None).summary for data, checked in checked_files]
+    else:
+        results = _score_judged(judge, checked_files)
         if getattr(judge, "approximate", False):
             print(f"note: {judge.description}", file=sys.stderr)
-    else:
-        result = score_checked(checked, content_hash(data), None).summary
+    for result in results:
+        _print_result(result, args)
+
+
+def _score_judged(judge, checked_files) -> list[dict]:
+    """Scores with the judge; in batch mode every file's answers go in one batch run (one batch per round)."""
+    from .judge import BatchError, TqdmProgress
+
+    batch = hasattr(judge, "judge_groups")
+    with TqdmProgress(f"judging with {judge.name}", disable=None) as progress:
+        try:
+            if batch and len(checked_files) > 1:
+                groups = [c.track.judge_items(c.parsed, c.gold) for _, c in checked_files]
+                settled = judge.judge_groups(groups, [progress] * len(groups))  # the bar shows the batch being polled
+                return [score_checked(c, content_hash(d), s).summary for (d, c), s in zip(checked_files, settled, strict=True)]
+            return [score_checked(c, content_hash(d), judge, progress).summary for d, c in checked_files]
+        except BatchError as exc:  # batch mode: refused, unreachable, or still running (a re-run resumes it)
+            print(f"judge: {exc}", file=sys.stderr)
+            sys.exit(4)
+        except KeyboardInterrupt:
+            if not batch:
+                raise
+            print("judge: interrupted; the batch keeps running: run the same command again to resume", file=sys.stderr)
+            sys.exit(4)
+
+
+def _print_result(result: dict, args) -> None:
     out = {k: result[k] for k in ("track", "system", "n", "missing", "overall", "ci", "breakdowns")}
     out["judge"] = result["judge"]
     if "judge_ledger" in result:
         out["judge_ledger"] = result["judge_ledger"]
-    if args.json:
+    if args.json:  # one JSON object per line, one line per file
         json.dump(out, sys.stdout, ensure_ascii=False)
         print()
         return
@@ -234,7 +251,13 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help="size cap on the decompressed file")
         p.set_defaults(fn=fn)
         if name == "score":
-            p.add_argument("--json", action="store_true", help="print one JSON object")
+            p.add_argument(
+                "more",
+                nargs="*",
+                metavar="submission",
+                help="more submission files: scored in turn; in batch mode all files' answers go in one batch run",
+            )
+            p.add_argument("--json", action="store_true", help="print one JSON object (one line per file)")
             p.add_argument(
                 "--judge",
                 choices=("none", "lexical", "openai"),

@@ -516,9 +516,33 @@ def _meta_html(e: Entry) -> str:
                 f"{ledger.get('completion_tokens', 0)} completion tokens, "
                 f"{ledger.get('cache_hits', 0)} cached, {ledger.get('failures', 0)} failures"
             )
+            + _batch_cost(ledger)
             + "</p>"
         )
     return html
+
+
+_BATCH_IDS_SHOWN = 6  # a long run's ids are cut: the results file has them all
+
+
+def _batch_cost(ledger: dict) -> str:
+    """The batch fields of a judge ledger (batch mode), escaped and bounded; empty for a live ledger."""
+    if ledger.get("mode") != "batch":
+        return ""
+    ids = [str(b)[:64] for b in ledger.get("batch_ids") or [] if isinstance(b, str)]
+    shown = ", ".join(ids[:_BATCH_IDS_SHOWN]) + (
+        f" and {len(ids) - _BATCH_IDS_SHOWN} more" if len(ids) > _BATCH_IDS_SHOWN else ""
+    )
+
+    def count(key: str) -> int:
+        value = ledger.get(key)
+        return value if type(value) is int else 0
+
+    return esc(
+        f"; batch mode: {count('batch_lines')} lines in {len(ids)} batches"
+        + (f" ({shown})" if ids else "")
+        + f", {count('batch_line_failures')} failed lines, {count('batch_unreturned')} unreturned"
+    )
 
 
 def _breakdown_frame(e: Entry) -> pd.DataFrame:
