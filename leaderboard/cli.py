@@ -112,7 +112,7 @@ def _score_judged(judge, checked_files) -> list[dict]:
         try:
             if batch and len(checked_files) > 1:
                 groups = [c.track.judge_items(c.parsed, c.gold) for _, c in checked_files]
-                settled = judge.judge_groups(groups, [progress] * len(groups))  # the bar shows the batch being polled
+                settled = judge.judge_groups(groups, _one_bar(progress, [len(g) for g in groups]))
                 return [score_checked(c, content_hash(d), s).summary for (d, c), s in zip(checked_files, settled, strict=True)]
             return [score_checked(c, content_hash(d), judge, progress).summary for d, c in checked_files]
         except BatchError as exc:  # batch mode: refused, unreachable, or still running (a re-run resumes it)
@@ -123,6 +123,22 @@ def _score_judged(judge, checked_files) -> list[dict]:
                 raise
             print("judge: interrupted; the batch keeps running: run the same command again to resume", file=sys.stderr)
             sys.exit(4)
+
+
+def _one_bar(bar, totals: list[int]) -> list:
+    """Per-file progress callables feeding one bar: answers done over all files, and the batch being polled."""
+    done = [0] * len(totals)
+
+    def part(i: int):
+        def report(n: int, _total: int) -> None:
+            done[i] = n
+            bar(sum(done), sum(totals))
+
+        if i == 0:  # the run's batches are every file's: shown once
+            report.on_batch = bar.on_batch  # type: ignore[attr-defined]
+        return report
+
+    return [part(i) for i in range(len(totals))]
 
 
 def _print_result(result: dict, args) -> None:

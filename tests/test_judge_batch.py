@@ -442,3 +442,182 @@ def test_a_round_over_the_batch_limits_goes_out_in_several_batches(fake, tmp_pat
     fake.batches.clear()
     judge.judge_many([JudgeItem("energy-0200", Q, GOLD, EVIDENCE, "Output doubled by 2020.")])
     assert [b["request_counts"]["total"] for b in fake.batches.values()] == [1, 1, 1]
+
+
+# ---------------------------------------------------------------- whole boards: several submissions, one run
+
+LEDGER_SHARE = (
+    "items",
+    "judged",
+    "cache_hits",
+    "failures",
+    "calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "gold_calls",
+    "gold_cache_hits",
+    "gold_prompt_tokens",
+    "gold_completion_tokens",
+)
+
+
+def test_judge_groups_send_a_shared_item_once_and_charge_it_to_the_first_group(fake, tmp_path):
+    first = items()
+    second = items([ANSWERS[0], "Northwind Energy sold the plant in 2015.", "", "Output doubled by 2020."])
+    judge = judge_for(fake, tmp_path / "batch")
+    settled = judge.judge_groups([first, second])
+    assert len(fake.batches) == 3 and fake.calls == 0  # one batch per round for both groups
+    lines = [b["request_counts"]["total"] for b in fake.batches.values()]
+    # gold: one per question (shared); call 1: first's 3 answers + second's 2 new ones (energy-0000 is the same)
+    assert lines[:2] == [4, 3 + 2]
+    ids = [
+        json.loads(x)["custom_id"] for f in fake.files.values() if f["meta"]["purpose"] == "batch" for x in f["data"].splitlines()
+    ]
+    assert len(ids) == len(set(ids)) == sum(lines)
+    # the same verdicts and the same bill as live mode judging the two submissions one after the other
+    with FakeOpenAI() as live_server:
+        live = judge_for(live_server, tmp_path / "live", mode="live")
+        live_out, live_ledgers = [], []
+        for group in (first, second):
+            live_out.append(live.judge_many(group))
+            live_ledgers.append(live.last_ledger.to_dict())
+        assert live_server.calls == sum(lines)
+    for s, group, verdicts, ledger in zip(settled, (first, second), live_out, live_ledgers, strict=True):
+        assert s.verdicts_by_qid(group) == verdicts
+        shared = s.last_ledger.to_dict()
+        assert {k: shared[k] for k in LEDGER_SHARE} == {k: ledger[k] for k in LEDGER_SHARE}
+        assert s.name == judge.name and shared["mode"] == "batch" and shared["batch_ids"] == list(fake.batches)
+    a, b = (s.last_ledger for s in settled)
+    # energy-0000 and the empty energy-0002 are the first's items: hits; the other two use its gold lines
+    assert (b.cache_hits, b.judged, b.gold_cache_hits, b.gold_calls) == (2, 2, 2, 0)
+    assert a.batch_lines + b.batch_lines == sum(lines) == len(fake.batch_bodies)
+    # scoring with a settled group sends nothing and keeps its ledger
+    before = len(fake.batch_bodies)
+    assert settled[1].judge_many(second) == settled[1].verdicts_by_qid(second) and len(fake.batch_bodies) == before
+
+
+def run_worker(board) -> None:
+    board._judge_queue.put("")  # the worker drains what is queued, then stops
+    board._judge_worker()
+
+
+def test_a_whole_board_is_judged_in_one_batch_per_round_with_the_live_scores(fake, tmp_path, monkeypatch):
+    from leaderboard.ui.views import detail
+
+    with FakeOpenAI() as live_server:
+        live_board = judged_board(tmp_path / "live", live_server, monkeypatch, "live")
+        run_worker(live_board)
+        live_calls = live_server.calls
+    board = judged_board(tmp_path / "batch", fake, monkeypatch, "batch")
+    waiting = [e for e in board.entries("unidoc") if e.judging]
+    assert len(waiting) >= 3
+    fake.hold = True
+    worker = threading.Thread(target=run_worker, args=(board,))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while status_html(board).count("judging: batch") < len(waiting) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    line = status_html(board)
+    for e in waiting:  # every submission of the run shows the batch it waits for
+        assert f"Answers of {e.name}: judging: batch batch_fake1, 0 of 96 lines" in line
+    fake.hold = False
+    worker.join(120)
+    assert not worker.is_alive()
+    assert list(fake.batches) == ["batch_fake1", "batch_fake2", "batch_fake3"]  # not three per submission
+    assert fake.calls == 0 and len(fake.batch_bodies) == live_calls
+    live = {e.id: e.summary for e in live_board.entries("unidoc")}
+    for e in waiting:
+        s, lv = e.summary, live[e.id]
+        assert not e.judging and s["judge"] == lv["judge"] == "openai:fake-judge"
+        for key in ("overall", "ci", "breakdowns", "n", "missing"):
+            assert s[key] == lv[key], (e.name, key)
+        # its own share: the bill live mode gave this submission, judging the board in the same order
+        assert {k: s["judge_ledger"][k] for k in LEDGER_SHARE} == {k: lv["judge_ledger"][k] for k in LEDGER_SHARE}
+        assert s["judge_ledger"]["batch_ids"] == list(fake.batches)
+        html = detail(board, e.id)[0]
+        shown = f"batch mode: {s['judge_ledger']['batch_lines']} lines in 3 batches (batch_fake1, batch_fake2, batch_fake3)"
+        assert shown in html and "0 failed lines, 0 unreturned" in html
+        assert "batch mode" not in detail(live_board, e.id)[0]  # a live ledger has no batch fields
+    assert sum(e.summary["judge_ledger"]["batch_lines"] for e in waiting) == live_calls
+    # a second run (a restart): every verdict cached, nothing queued, not one line
+    again = judged_board(tmp_path / "batch", fake, monkeypatch, "batch")
+    assert not [e for e in again.entries("unidoc") if e.judging]
+    run_worker(again)
+    assert len(fake.batches) == 3 and len(fake.batch_bodies) == live_calls
+
+
+def late_submission(board, changed: int) -> Path:
+    """A new system in the board's local store: the first demo answers, `changed` of them rewritten."""
+    src = next(p for p in SUBMISSIONS if p.name.startswith("gme-7b"))
+    lines = src.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["system"]["name"] = "Late system"
+    records = [json.loads(x) for x in lines[1:]]
+    for n, rec in enumerate(records[:changed]):
+        rec["answer"] = f"Late answer number {n} names Northwind Energy. It was written after the batch started."
+    target = board.store.root / "submissions" / "unidoc" / "alice" / "late-system.jsonl"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n".join(json.dumps(x) for x in [header, *records]) + "\n")
+    return target
+
+
+def test_a_restart_mid_run_polls_the_same_batch_whatever_else_is_queued(fake, tmp_path, monkeypatch):
+    board = judged_board(tmp_path, fake, monkeypatch, "batch")
+    waiting = {e.id for e in board.entries("unidoc") if e.judging}
+    fake.hold = {"batch_fake2"}  # the gold round completes, the check round runs on
+    board.judge.max_wait_seconds = 0.3
+    run_worker(board)  # the wait ends: the run is left for a restart
+    assert len(fake.batches) == 2 and all(e.summary["judge"] == "none" for e in board.entries("unidoc") if e.id in waiting)
+    (state,) = (tmp_path / "judge").rglob("batches/*.json")
+    assert json.loads(state.read_text())["pending"]["batch_id"] == "batch_fake2"
+
+    late_submission(board, changed=3)  # arrives while the batch runs
+    fake.hold = False
+    polled_before = len(fake.batch_calls)
+    restarted = judged_board(tmp_path, fake, monkeypatch, "batch")  # a new process: the state file is all it has
+    queued = [e for e in restarted.entries("unidoc") if e.judging]
+    assert {e.id for e in queued} > waiting and len(queued) == len(waiting) + 1
+    run_worker(restarted)
+    assert fake.batch_calls[polled_before] == ("GET", "/v1/batches/batch_fake2")  # first thing: the batch it left
+    # the old run: only its third round is new; the late system's 3 new answers: their own call 1 and call 2 batches
+    assert len(fake.batches) == 5
+    assert [b["request_counts"]["total"] for b in list(fake.batches.values())[3:]] == [3, 3]
+    assert not list((tmp_path / "judge").rglob("batches/*.json"))
+    with FakeOpenAI() as live_server:
+        live_board = judged_board(tmp_path / "live", live_server, monkeypatch, "live")
+        late_submission(live_board, changed=3)
+        live_board.refresh()
+        run_worker(live_board)
+        assert len(fake.batch_bodies) == live_server.calls  # across the restart, every line paid once
+    live = {e.id: e.summary for e in live_board.entries("unidoc")}
+    for e in queued:
+        assert not e.judging and e.summary["overall"] == live[e.id]["overall"], e.name
+    late = next(e for e in queued if e.name == "Late system")
+    assert {"batch_fake4", "batch_fake5"} <= set(late.summary["judge_ledger"]["batch_ids"])
+    # the shares add up to the lines sent, those before the restart included
+    assert sum(e.summary["judge_ledger"]["batch_lines"] for e in queued) == len(fake.batch_bodies)
+
+
+def test_a_board_run_is_bounded_by_max_items(fake, tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_BATCH_MAX_ITEMS", "100")  # one demo submission (96 answers) per run
+    board = judged_board(tmp_path, fake, monkeypatch, "batch")
+    waiting = [e for e in board.entries("unidoc") if e.judging]
+    assert board.judge.max_items == 100
+    run_worker(board)  # the first run; the others wait in the queue for theirs
+    assert sum(not e.judging for e in waiting) == 1
+    while not board._judge_queue.empty():
+        run_worker(board)
+    runs = {tuple(e.summary["judge_ledger"]["batch_ids"]) for e in waiting}
+    assert len(runs) == len(waiting) and all(not e.judging for e in waiting)
+    assert len(fake.batches) == 3 + 2 * (len(waiting) - 1)  # gold facts once, then call 1 and call 2 per run
+
+
+def test_the_judge_cost_view_bounds_and_escapes_the_batch_fields():
+    from leaderboard.ui.views import _batch_cost
+
+    ledger = {"mode": "batch", "batch_ids": ["<b>x</b>"] + [f"batch_{n}" for n in range(9)], "batch_lines": 12}
+    shown = _batch_cost({**ledger, "batch_line_failures": 2, "batch_unreturned": "lots"})
+    assert "&lt;b&gt;x&lt;/b&gt;" in shown and "<b>" not in shown
+    assert "12 lines in 10 batches" in shown and "batch_4 and 4 more" in shown and "batch_5" not in shown
+    assert "2 failed lines, 0 unreturned" in shown  # a count that is not a number shows as 0
+    assert _batch_cost({"calls": 3}) == ""
