@@ -110,3 +110,50 @@ def test_batch_flag_needs_the_openai_judge_and_a_pending_batch_exits_4(server, t
     }
     res = run_score(env, "--judge", "openai", "--batch", "--json")
     assert res.returncode == 4 and "judge: upload the batch file: HTTP 401" in res.stderr and "Traceback" not in res.stderr
+
+
+def run_score_files(env_extra: dict, files: list[Path], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "leaderboard", "score", *map(str, files), *args],
+        cwd=ROOT,
+        env={**os.environ, **env_extra},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_batch_scores_several_files_in_one_run(server, tmp_path):
+    demo = ROOT / "assets" / "demo" / "submissions" / "unidoc"
+    files = [demo / f"{name}.jsonl" for name in ("colpali-qwen2-5-vl-7b", "gme-7b-gpt-4o-mini", "mm-fusion-rrf-gpt-4o")]
+    env = {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "JUDGE_MODEL": "fake-judge",
+        "JUDGE_BATCH_POLL_SECONDS": "0.01",
+    }
+    live = run_score_files({**env, "LEADERBOARD_DATA_DIR": str(tmp_path / "live")}, files, "--judge", "openai", "--json")
+    assert live.returncode == 0, live.stderr
+    live_calls = server.calls
+    batch_env = {**env, "LEADERBOARD_DATA_DIR": str(tmp_path / "batch")}
+    batch = run_score_files(batch_env, files, "--judge", "openai", "--batch", "--json")
+    assert batch.returncode == 0, batch.stderr
+    outs, live_outs = (list(map(json.loads, r.stdout.splitlines())) for r in (batch, live))
+    assert len(outs) == len(live_outs) == 3 and server.calls == live_calls  # one line per file, no live call
+    assert len(server.batches) == 3  # one batch per round for the three files, not three per file
+    for out, live_out in zip(outs, live_outs, strict=True):
+        assert out["system"] == live_out["system"] and out["overall"] == live_out["overall"]
+        assert out["judge_ledger"]["batch_ids"] == list(server.batches)
+    assert sum(o["judge_ledger"]["batch_lines"] for o in outs) == live_calls == len(server.batch_bodies)
+    again = run_score_files(batch_env, files, "--judge", "openai", "--batch", "--json")
+    assert again.returncode == 0 and len(server.batches) == 3  # all cached: no batch, no line
+    assert all(json.loads(x)["judge_ledger"]["batch_lines"] == 0 for x in again.stdout.splitlines())
+    # a batch service refusing: exit 4, whatever the number of files; a bad file: exit 1 before any judging
+    server.api_plan.extend(["401"])
+    other = {**env, "LEADERBOARD_DATA_DIR": str(tmp_path / "other")}
+    refused = run_score_files(other, files, "--judge", "openai", "--batch")
+    assert refused.returncode == 4 and "HTTP 401" in refused.stderr and "Traceback" not in refused.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"track": "unidoc"}\n')
+    res = run_score_files(other, [files[0], bad], "--judge", "openai", "--batch")
+    assert res.returncode == 1 and res.stderr.startswith(f"{bad}: ") and len(server.batches) == 3
