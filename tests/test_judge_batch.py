@@ -621,3 +621,36 @@ def test_the_judge_cost_view_bounds_and_escapes_the_batch_fields():
     assert "12 lines in 10 batches" in shown and "batch_4 and 4 more" in shown and "batch_5" not in shown
     assert "2 failed lines, 0 unreturned" in shown  # a count that is not a number shows as 0
     assert _batch_cost({"calls": 3}) == ""
+
+
+def test_an_unfinished_run_waits_for_a_call_asking_for_its_answers(fake, tmp_path, monkeypatch, caplog):
+    import leaderboard.judge.batch as batch_module
+
+    mine = items()
+    others = [JudgeItem(f"other-{n}", Q, GOLD, EVIDENCE, "Output doubled by 2020.") for n in range(2)]
+    fake.hold = True
+    with pytest.raises(BatchPending):
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.05).judge_many(mine)
+    fake.hold = False
+    judge = judge_for(fake, tmp_path / "batch")
+    assert judge.inflight_members() == {(it.qid, it.response_sha256, it.gold_sha256) for it in mine}
+    poll = ("GET", "/v1/batches/batch_fake1")
+    polled = fake.batch_calls.count(poll)
+    judge.judge_many(others)  # none of the unfinished run's answers: a run of their own; that one is left as it was
+    assert fake.batch_calls.count(poll) == polled and len(fake.batches) == 1 + 3
+    assert len(list((tmp_path / "batch").rglob("batches/*.json"))) == 1
+    assert judge.judge_many(mine) == live_verdicts(tmp_path, mine)
+    assert fake.batch_calls.count(poll) > polled and len(fake.batches) == 4 + 2  # resumed: gold facts not sent again
+
+    # a state file over the size bound is not read: removed, and its answers judged afresh
+    fake.hold = True
+    late = [JudgeItem("energy-0300", Q, GOLD, EVIDENCE, "Output doubled by 2020. Northwind Energy runs it.")]
+    with pytest.raises(BatchPending):
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.05).judge_many(late)
+    fake.hold = False
+    monkeypatch.setattr(batch_module, "MAX_STATE_BYTES", 100)
+    created = len(fake.batches)
+    with caplog.at_level(logging.WARNING, logger="leaderboard.judge.batch"):
+        assert judge_for(fake, tmp_path / "batch").judge_many(late) == live_verdicts(tmp_path, late)
+    assert "is unreadable or not this run's; starting afresh" in caplog.text
+    assert len(fake.batches) == created + 3  # its held batch abandoned: the gold facts sent again

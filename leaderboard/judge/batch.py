@@ -626,8 +626,10 @@ class BatchJudge(LLMJudge):
             if file_id:
                 for rec in self._read_records(file_id, batch.id, len(asked)):
                     cid = rec.get("custom_id")
-                    if not isinstance(cid, str) or cid not in asked or cid not in lines:
+                    if not isinstance(cid, str) or cid not in asked:
                         self._ignored(batch.id, f"a line not asked for ({str(cid)[:80]!r})")
+                    elif cid not in lines:
+                        continue  # a resumed run's line whose submission is no longer asked for: nobody reads it
                     elif _never_run(rec):
                         continue  # an expired / cancelled batch's unrun request: sent again below, like a missing line
                     elif cid in got:
