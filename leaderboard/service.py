@@ -325,7 +325,7 @@ class Board:
         At most `judge.max_items` answers per run (at least one submission); submissions holding answers of a
         run a restart left unfinished always join (that run is resumed first), the rest wait for the next run.
         """
-        from .judge import BatchError
+        from .judge import BatchError, BatchPending
 
         inflight = self.judge.inflight_members()
         group: list[tuple[Entry, Path, list]] = []
@@ -352,9 +352,13 @@ class Board:
         if not group:
             return
         progresses = [self.judge_progress.setdefault(entry.id, JudgeProgress()) for entry, _, _ in group]
+        pending = False
         try:
             settled = self.judge.judge_groups([items for _, _, items in group], progresses)
-        except BatchError as exc:  # refused, or still running: a restart resumes the run (its state is on disk)
+        except BatchPending as exc:  # still running, or the service unreachable: the run's state is on disk
+            log.warning("batch judging of %d submissions paused: %s; polling again later", len(group), exc)
+            settled, pending = [None] * len(group), True
+        except BatchError as exc:  # refused: a restart tries again
             log.warning("batch judging of %d submissions stopped: %s", len(group), exc)
             settled = [None] * len(group)
         except Exception:  # the judge failing must leave the retrieval metrics standing
@@ -368,8 +372,12 @@ class Board:
                         entry.summary, entry.key = scored.summary, scored.key
                 except Exception:
                     log.exception("scoring %s with its verdicts failed", entry.path)
-            entry.judging = False
+            entry.judging = pending
             self.judge_progress.pop(entry.id, None)
+        if pending and not self._stopping:  # queued again after a poll interval: the same run is resumed then
+            again = threading.Timer(self.judge.poll_seconds, lambda: [self._judge_queue.put(e.path) for e, _, _ in group])
+            again.daemon = True
+            again.start()
         self._bump()
         self.rescorer.cache.write_index()
         self._push_results()

@@ -566,8 +566,13 @@ def test_a_restart_mid_run_polls_the_same_batch_whatever_else_is_queued(fake, tm
     waiting = {e.id for e in board.entries("unidoc") if e.judging}
     fake.hold = {"batch_fake2"}  # the gold round completes, the check round runs on
     board.judge.max_wait_seconds = 0.3
-    run_worker(board)  # the wait ends: the run is left for a restart
+    run_worker(board)  # the wait ends: the run is left on disk, its submissions queued again after a poll interval
     assert len(fake.batches) == 2 and all(e.summary["judge"] == "none" for e in board.entries("unidoc") if e.id in waiting)
+    assert all(e.judging for e in board.entries("unidoc") if e.id in waiting)
+    deadline = time.monotonic() + 10
+    while board._judge_queue.qsize() < len(waiting) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert board._judge_queue.qsize() == len(waiting)
     (state,) = (tmp_path / "judge").rglob("batches/*.json")
     assert json.loads(state.read_text())["pending"]["batch_id"] == "batch_fake2"
 
