@@ -9,6 +9,7 @@ submissions were made for; None: every track).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import tempfile
@@ -93,12 +94,17 @@ _HASHES = msgspec.json.Decoder(_Hashes)
 
 def _load_hashes(path: Path) -> _Hashes:
     """The saved hashes; an unreadable, malformed or older file only costs reading the submissions again."""
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of small acyclic objects: no need for the cyclic collector to walk them
     try:
         saved = _HASHES.decode(path.read_bytes())
         if saved.format == HASHES_FORMAT:
             return saved
     except (OSError, msgspec.DecodeError, RecursionError):
         pass
+    finally:
+        if collecting:
+            gc.enable()
     return _Hashes(HASHES_FORMAT, {}, {})
 
 
