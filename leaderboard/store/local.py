@@ -147,9 +147,9 @@ class LocalStore(Store):
         # nothing writes into this folder but `submit`, and it never writes a file in place: the metadata is a
         # temp file renamed over, the submission a temp file linked to its (new) name, so every change of a
         # file adds, removes or replaces a directory entry, which changes the directory's mtime and ctime
-        # (and ctime cannot be set back by any tool). A file edited in place by hand is not noticed until its
-        # directory changes: see ARCHITECTURE.md. The bundled demo files (a checkout, which git may rewrite in
-        # place) keep the per-file check.
+        # (and ctime cannot be set back by any tool). What is not noticed: a file edited in place by hand, until
+        # its directory changes (or HASHES_FILE is deleted). The bundled demo files (a checkout, which git may
+        # rewrite in place) keep the per-file check.
         self._dirs: dict[str, tuple] = saved.dirs
         self._walked: set[str] = set()  # the directories the last scans walked (those kept in HASHES_FILE)
         self._hashes_dirty = False
