@@ -14,6 +14,8 @@ rescore would show as an "invalid" row (counted and printed: must be 0).
 Each run is a fresh process (`python bench/bench_scale.py --child DIR`) that
 times `import gradio`, then `Board().start()` plus `build_app(board)` (what
 `python app.py` does before it listens), and prints its peak RSS (VmHWM).
+Its bytecode is cached between runs (in the run's temporary folder), as Python
+does by default.
 The first run of a size starts without a results index (it is built then);
 the second starts from it, checks every row of it against the summaries and
 marks it (results_index.py: "marks"), as the first start after results
@@ -248,6 +250,10 @@ def child(data_dir: Path, with_clicks: bool = False) -> None:
 
 def run_child(data_dir: Path, with_clicks: bool = False) -> dict:
     env = {**os.environ, "LOG_LEVEL": "WARNING", "STORE_REFRESH_SECONDS": "3600"}
+    # Bytecode cached as Python does by default (a deployment compiles the app's modules at its first start
+    # only), in a folder of this run: with PYTHONDONTWRITEBYTECODE set, every start compiled ~60 modules anew.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(data_dir.parent / "pycache")
     out = subprocess.run(
         [sys.executable, __file__, "--child", str(data_dir), *(["--clicks"] if with_clicks else [])],
         cwd=ROOT,
