@@ -264,3 +264,18 @@ def test_a_fresh_directory_is_not_recorded_until_it_has_stood_unchanged(tmp_path
     file_reads["scandir"].clear()
     assert hashes(LocalStore(root)) == expected
     assert file_reads["scandir"]
+
+
+def test_a_submission_between_two_pulls_never_makes_a_stale_hash_look_recorded(tmp_path, short_settle):
+    """A submit lists its track's directories; it must not record one whose files it did not hash again."""
+    root = tmp_path / "local"
+    store = submit_some(root)
+    settle()
+    hashes(store)  # every directory recorded, every hash cached
+    victim = sorted((root / SUBMISSIONS_DIR).rglob("*.jsonl"))[0]
+    replace(victim, b'{"system": {"name": "rewritten"}}\n')
+    settle()
+    track = victim.relative_to(root / SUBMISSIONS_DIR).parts[0]
+    store.submit(track, "newcomer", "jsonl", b'{"system": {"name": "late"}}\n', {})  # another directory of the track
+    assert hashes(store) == truth(root)
+    assert hashes(LocalStore(root)) == truth(root)

@@ -181,17 +181,21 @@ class LocalStore(Store):
 
     def _scan(self, track: str | None = None) -> list[tuple[str, Path, str, str]]:
         """(repo path, local file, track, user) of every submission, demo ones included."""
-        return self._scan_folder(track)[0]
+        return self._scan_folder(track, record=False)[0]
 
-    def _scan_folder(self, track: str | None = None) -> tuple[list[tuple[str, Path, str, str]], set[str], set[str]]:
+    def _scan_folder(
+        self, track: str | None = None, record: bool = True
+    ) -> tuple[list[tuple[str, Path, str, str]], set[str], set[str]]:
         """(what `_scan` returns; the files of the submissions folder whose recorded hash holds without a stat;
-        every file of that folder)."""
+        every file of that folder). `record`: record the directories listed (only when the caller then checks
+        every submission's hash, as `pull` does: a record vouches for the hashes taken after it)."""
         found: list[tuple[str, Path, str, str]] = []
         listed: list[tuple[str, str, bool]] = []  # (repo path, local file, its directory's record holds)
         sub_root = self.root / SUBMISSIONS_DIR
         base = sub_root / track if track else sub_root
         if base.is_dir():
-            self._walk(str(base), base.relative_to(self.root).as_posix(), listed, time.time_ns(), self._walked)
+            now_ns = time.time_ns() if record else None
+            self._walk(str(base), base.relative_to(self.root).as_posix(), listed, now_ns, self._walked)
             for rel, file, _ in sorted(listed):
                 parsed = parse_submission_path(rel)
                 if parsed:
@@ -209,10 +213,10 @@ class LocalStore(Store):
                 found.append((f"{DEMO_PREFIX}/{'/'.join(rel_parts)}", file, rel_parts[0], user))
         return found, {f for _, f, held in listed if held}, {f for _, f, _ in listed}
 
-    def _walk(self, folder: str, rel: str, out: list[tuple[str, str, bool]], now_ns: int, seen: set[str]) -> None:
+    def _walk(self, folder: str, rel: str, out: list[tuple[str, str, bool]], now_ns: int | None, seen: set[str]) -> None:
         """Add (repo path, local file, whether its directory's record holds) of every file under `folder` (repo
         path `rel`) to `out`, and the directories walked to `seen`. A directory whose signature is the recorded
-        one is not listed (see __init__)."""
+        one is not listed (see __init__); one listed is recorded when settled at `now_ns` (None: not recorded)."""
         seen.add(folder)
         try:
             st = os.stat(folder)
@@ -232,7 +236,7 @@ class LocalStore(Store):
                     elif entry.is_file():
                         names.append(entry.name)
             # Recorded only once settled, so any later change shows; the files' hashes are checked this time.
-            if max(st.st_mtime_ns, st.st_ctime_ns) < now_ns - SETTLE_NS:
+            if now_ns is not None and max(st.st_mtime_ns, st.st_ctime_ns) < now_ns - SETTLE_NS:
                 self._dirs[folder] = (signature, names, subdirs)
             else:
                 self._dirs.pop(folder, None)
