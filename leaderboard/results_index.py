@@ -28,11 +28,37 @@ Rows failing a check are dropped and reported once; the summaries they stood
 for are read from their files when the board asks, and the index is rewritten
 (`ResultsCache.write_index`) with what was read. Per-unit arrays (.npz) and
 raw records are never in the index: detail and compare load them on demand.
+
+Those per-row checks cost a stat and a check per row (most of a start-up at
+10,000 rows). An index file this board has already checked row by row is
+then marked (`results/index/.marks.json`, never pushed, and never installed
+by a pull: its name is not an index file's), and while its mark holds, its
+rows are served without the per-row checks. A mark is the signature of the
+results folder (inode, mtime_ns, ctime_ns, and its counts of summaries and
+per-unit files) and of the index file (inode, size, mtime_ns, ctime_ns) as
+they were when every row was checked. It still notices what the per-row
+checks notice in practice:
+
+- a summary or per-unit file added, removed or replaced: every writer of the
+  folder (ResultsCache.store, the RESULTS_REPO pull) writes a temp file and
+  renames it over the target, and removals unlink, so the folder's mtime and
+  ctime change (no writer edits a file in place);
+- the index file replaced (a pull installs it by rename, a rewrite by this
+  board too: a new inode) or edited, truncated or damaged in place (its size,
+  mtime or ctime change; ctime cannot be set back by any tool);
+- another metric version or format: the file says so (`decode`), as before.
+
+A signature is taken only once the folder and the file have not changed for
+SETTLE_NS: a timestamp has the file system's granularity (a clock tick, or a
+second), and a change made in the tick a mark was taken in could keep the
+same one. So a board marks what it checked at its previous start, and the
+first start after results change checks every row again.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -48,6 +74,10 @@ INDEX_FORMAT = 1
 MAX_ROW_BYTES = 256 * 1024
 INDEX_HEADER_BYTES = 4096
 OBSOLETE = "is for another format or metric version"
+MARKS_FILE = ".marks.json"  # in INDEX_DIR: local to this disk (see the module docstring)
+# How long the folder and an index file must have stood unchanged before their signature is a mark: more than a
+# file system's timestamp granularity (a clock tick on ext4, xfs, btrfs, tmpfs; a second on the coarsest).
+SETTLE_NS = 2_000_000_000
 UNTRACKED = "_untracked"  # the index of invalid files whose track is unknown (key track "-")
 
 
@@ -174,8 +204,12 @@ def encode(name: str, metric_version: str, rows: list[IndexRow]) -> bytes:
     return _ENCODER.encode(IndexFile(INDEX_FORMAT, metric_version, name, rows))
 
 
-def decode(data: bytes, name: str, metric_version: str) -> tuple[IndexFile | None, str | None]:
-    """(index, None) when `data` is the index file `name` of this format and metric version; else (None, why)."""
+def decode(data: bytes, name: str, metric_version: str, rows_checked: bool = False) -> tuple[IndexFile | None, str | None]:
+    """(index, None) when `data` is the index file `name` of this format and metric version; else (None, why).
+
+    `rows_checked`: the file is one this disk checked row by row and marked (see "marks" below), so its rows'
+    shapes are not checked again.
+    """
     try:
         index = _DECODER.decode(data)
     except (msgspec.DecodeError, RecursionError) as exc:
@@ -184,7 +218,7 @@ def decode(data: bytes, name: str, metric_version: str) -> tuple[IndexFile | Non
         return None, OBSOLETE
     if index.name != name:
         return None, f"is the index {index.name[:40]!r}"
-    for row in index.rows:
+    for row in index.rows if not rows_checked else ():
         if index_name(row.key) != name:
             return None, f"holds a row of another index ({row.key[:80]!r})"
         if _first_byte(row.breakdowns) not in (b"{", b"n") or "breakdowns" in row.head:
@@ -192,29 +226,32 @@ def decode(data: bytes, name: str, metric_version: str) -> tuple[IndexFile | Non
     return index, None
 
 
-def read(root: Path, name: str, metric_version: str, summaries: int) -> tuple[IndexFile | None, int, str | None]:
-    """(index, its mtime_ns, problem) of index file `name`; (None, 0, None) when there is none (or an obsolete one).
+def read(
+    root: Path, name: str, metric_version: str, summaries: int, marked: tuple | None = None
+) -> tuple[IndexFile | None, os.stat_result | None, str | None]:
+    """(index, its stat, problem) of index file `name`; (None, None, None) when there is none (or an obsolete one).
 
     A file over `max_index_bytes(summaries)` (`summaries`: the summary files it may index) is not read at all.
+    `marked`: the file signature this disk checked it with, if any (its rows' shapes are then not checked again).
     """
     path = index_path(root, name)
     try:
         st = path.stat()
     except FileNotFoundError:
-        return None, 0, None
+        return None, None, None
     except OSError as exc:
-        return None, 0, f"cannot be read ({type(exc).__name__})"
+        return None, None, f"cannot be read ({type(exc).__name__})"
     limit = max_index_bytes(summaries)
     if st.st_size > limit:
-        return None, 0, f"is {st.st_size:,} bytes, over the {limit:,} its summaries can justify"
+        return None, None, f"is {st.st_size:,} bytes, over the {limit:,} its summaries can justify"
     try:
         data = path.read_bytes()
     except OSError as exc:
-        return None, 0, f"cannot be read ({type(exc).__name__})"
-    index, problem = decode(data, name, metric_version)
+        return None, None, f"cannot be read ({type(exc).__name__})"
+    index, problem = decode(data, name, metric_version, rows_checked=marked is not None and file_signature(st) == marked)
     if problem == OBSOLETE:  # written before a metric version bump (or by an older layout): nothing wrong
-        return None, 0, None
-    return index, st.st_mtime_ns, problem
+        return None, None, None
+    return index, st, problem
 
 
 def file_problem(rel: str, path: Path, metric_version: str) -> str | None:
@@ -233,4 +270,43 @@ def write(root: Path, name: str, metric_version: str, rows: list[IndexRow], atom
     path = index_path(root, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = encode(name, metric_version, sorted(rows, key=lambda r: r.key))
+    atomic_write(path, lambda fh: fh.write(data))
+
+
+# ---- marks: index files checked row by row, served without the per-row checks while nothing changed ----------
+
+Mark = tuple[tuple[int, int, int, int, int], tuple[int, int, int, int]]  # (folder signature, index file signature)
+_MARKS = msgspec.json.Decoder(dict[str, tuple[tuple[int, int, int, int, int], tuple[int, int, int, int]]])
+
+
+def folder_signature(st: os.stat_result, summaries: int, units_files: int) -> tuple[int, int, int, int, int]:
+    """What changes whenever a file of the results folder is added, removed or renamed over (see the docstring)."""
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, summaries, units_files)
+
+
+def file_signature(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What changes when an index file is replaced or written to in place."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled(st: os.stat_result, now_ns: int) -> bool:
+    """Unchanged for SETTLE_NS before `now_ns` (taken before `st`): any later change gets a later timestamp."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) < now_ns - SETTLE_NS
+
+
+def read_marks(root: Path) -> dict[str, Mark]:
+    """The marks of this disk's index files; {} when there are none or the file is unreadable (every row is checked)."""
+    try:
+        data = (Path(root) / INDEX_DIR / MARKS_FILE).read_bytes()
+        if len(data) > INDEX_HEADER_BYTES * 64:  # a few hundred index files at most: no bigger file is ours
+            return {}
+        return _MARKS.decode(data)
+    except (OSError, msgspec.DecodeError, RecursionError):
+        return {}
+
+
+def write_marks(root: Path, marks: dict[str, Mark], atomic_write) -> None:
+    path = Path(root) / INDEX_DIR / MARKS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = msgspec.json.encode(dict(sorted(marks.items())))
     atomic_write(path, lambda fh: fh.write(data))

@@ -17,6 +17,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -245,31 +246,51 @@ class ResultsCache:
         if self._index is None:  # one directory listing, then in memory
             self._index = {}
             units_files = set()
+            # The time, then the folder's signature, then its listing: a change after the stat shows in the next one.
+            now_ns = time.time_ns()
+            folder = os.stat(self.root)
             for entry in os.scandir(self.root):
                 if entry.name.endswith(".json"):
                     self._index.setdefault(entry.name.split(".", 1)[0], []).append(entry.name[:-5])
                 elif entry.name.endswith(".npz"):
                     units_files.add(entry.name[:-4])
-            self._load_index(units_files)
+            self._load_index(units_files, folder, now_ns)
         return self._index.get(sha256, [])
 
-    def _load_index(self, units_files: set[str]) -> None:
-        """Rows of the index files that still stand for their summaries (see results_index.py); the rest dropped."""
+    def _load_index(self, units_files: set[str], folder: os.stat_result, now_ns: int) -> None:
+        """Rows of the index files that still stand for their summaries (see results_index.py); the rest dropped.
+
+        An index file whose mark holds (nothing in the folder changed since this disk checked its rows) is served
+        without the per-row checks; one whose rows all pass them is marked for the next start.
+        """
         listed = {k for keys in self._index.values() for k in keys}
         names = collections.Counter(results_index.index_name(k) for k in listed)
+        signature = results_index.folder_signature(folder, len(listed), len(units_files))
+        folder_settled = results_index.settled(folder, now_ns)
+        marks = results_index.read_marks(self.root)
+        new_marks: dict[str, results_index.Mark] = {}
         for name, summaries in sorted(names.items()):
-            index, mtime_ns, problem = results_index.read(self.root, name, METRIC_VERSION, summaries)
+            held = marks[name][1] if name in marks and marks[name][0] == signature else None
+            index, st, problem = results_index.read(self.root, name, METRIC_VERSION, summaries, held)
             if problem is not None and f"{results_index.INDEX_DIR}/{name}.json" not in self._reported:
                 self._reported.add(f"{results_index.INDEX_DIR}/{name}.json")
                 log.warning("results cache: %s/%s.json %s; rebuilt from the summaries", results_index.INDEX_DIR, name, problem)
+            mark = (signature, results_index.file_signature(st)) if st is not None else None
+            marked = mark is not None and marks.get(name) == mark
             rows = self._rows.setdefault(name, {})
             for row in index.rows if index is not None else ():
                 if row.key in rows:  # stored by this process before the index was read: newer
                     continue
-                summary = self._row_summary(row, mtime_ns, listed, units_files)
+                if marked:  # checked at an earlier start, and neither the folder nor this file changed since
+                    summary = results_index.summary_of(row) if row.key in listed else None
+                else:
+                    summary = self._row_summary(row, st.st_mtime_ns, listed, units_files)
                 if summary is not None:
                     rows[row.key] = row
                     self._summaries[row.key] = summary
+            sound = index is not None and len(rows) == len(index.rows)
+            if sound and folder_settled and results_index.settled(st, now_ns):
+                new_marks[name] = mark
             if index is None or len(rows) != len(index.rows):
                 self._dirty.add(name)
             if index is not None and len(rows) != len(index.rows):
@@ -279,6 +300,11 @@ class ResultsCache:
                     len(index.rows) - len(rows),
                     len(index.rows),
                 )
+        if new_marks != {name: marks[name] for name in names if name in marks}:
+            try:
+                results_index.write_marks(self.root, new_marks, _atomic_write)
+            except OSError:  # a read-only disk: every row is checked again next start, nothing wrong
+                pass
 
     def _row_summary(self, row, index_mtime_ns: int, listed: set[str], units_files: set[str]) -> dict | None:
         """The summary an index row stands for, when its file is there, unchanged since the index, and sound."""

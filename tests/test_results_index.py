@@ -245,9 +245,9 @@ def test_a_restarted_local_store_reads_no_unchanged_submission_and_never_trusts_
     # One saved hash is wrong for its file as it is now (rewritten in place, its size and mtime restored):
     # its ctime differs, so the file is read and hashed again.
     saved = json.loads((root / HASHES_FILE).read_text())
-    victim = sorted(saved)[0]
-    saved[victim][2] -= 1
-    saved[victim][3] = "0" * 64
+    victim = sorted(saved["files"])[0]
+    saved["files"][victim][2] -= 1
+    saved["files"][victim][3] = "0" * 64
     (root / HASHES_FILE).write_text(json.dumps(saved))
     assert {f.path: f.sha256 for f in LocalStore(root, demo_dir=DEMO).pull().files} == first
     assert opened == [victim]

@@ -9,14 +9,18 @@ submissions were made for; None: every track).
 
 from __future__ import annotations
 
+import gc
 import hashlib
-import json
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Annotated
+
+import msgspec
 
 from .base import Store
 from .errors import DuplicateSubmission
@@ -68,32 +72,51 @@ def _atomic_write(target: Path, data: bytes, *, overwrite: bool) -> None:
 
 
 HASHES_FILE = ".state/hashes.json"  # outside submissions/: never scanned
+HASHES_FORMAT = 2
+# How long a directory must have stood unchanged before its signature is recorded: more than the file system's
+# timestamp granularity (a clock tick on ext4, xfs, btrfs, tmpfs; a second on the coarsest), so that any later
+# change to it gets another mtime/ctime (one made in the tick the signature was taken in could keep it).
+SETTLE_NS = 2_000_000_000
+
+_SHA = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
 
 
-def _load_hashes(path: Path) -> dict[str, tuple]:
-    """The saved hashes; an unreadable or malformed file only costs reading the submissions again."""
+class _Hashes(msgspec.Struct, forbid_unknown_fields=True):
+    """What HASHES_FILE holds: see LocalStore.__init__."""
+
+    format: int
+    files: dict[str, tuple[int, int, int, _SHA]]  # file -> (size, mtime_ns, ctime_ns, sha256)
+    dirs: dict[str, tuple[tuple[int, int, int], list[str], list[str]]]  # dir -> (signature, files, subdirectories)
+
+
+_HASHES = msgspec.json.Decoder(_Hashes)
+
+
+def _load_hashes(path: Path) -> _Hashes:
+    """The saved hashes; an unreadable, malformed or older file only costs reading the submissions again."""
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of small acyclic objects: no need for the cyclic collector to walk them
     try:
-        raw = json.loads(path.read_bytes())
-        return {
-            name: tuple(entry)
-            for name, entry in raw.items()
-            if isinstance(entry, list)
-            and len(entry) == 4
-            and all(type(v) is int for v in entry[:3])
-            and isinstance(entry[3], str)
-            and len(entry[3]) == 64
-        }
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError, RecursionError, AttributeError):
-        return {}
+        saved = _HASHES.decode(path.read_bytes())
+        if saved.format == HASHES_FORMAT:
+            return saved
+    except (OSError, msgspec.DecodeError, RecursionError):
+        pass
+    finally:
+        if collecting:
+            gc.enable()
+    return _Hashes(HASHES_FORMAT, {}, {})
 
 
-def _save_hashes(path: Path, hashes: dict[str, tuple]) -> None:
+def _save_hashes(path: Path, hashes: _Hashes) -> None:
     try:
-        _atomic_write(path, json.dumps({f: list(v) for f, v in hashes.items()}).encode(), overwrite=True)
+        _atomic_write(path, msgspec.json.encode(hashes), overwrite=True)
     except OSError:
         pass  # a read-only disk: hashed again next start, nothing wrong
+
+
+def _signature(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
 class LocalStore(Store):
@@ -113,10 +136,22 @@ class LocalStore(Store):
         self._clock = clock
         self._write_lock = threading.Lock()
         self._pull_lock = threading.Lock()
-        # file -> (size, mtime_ns, sha256), so a pull rehashes only what changed on disk.
+        # file -> (size, mtime_ns, ctime_ns, sha256), so a pull rehashes only what changed on disk.
         # Persisted (HASHES_FILE), so a restart does not read every submission again: with ctime, which no
         # tool can set back, a file rewritten in place is hashed again whatever its size and mtime say.
-        self._hash_cache: dict[str, tuple] = _load_hashes(self.root / HASHES_FILE)  # by str(path): no Path objects
+        saved = _load_hashes(self.root / HASHES_FILE)
+        self._hash_cache: dict[str, tuple] = saved.files  # by str(path): no Path objects
+        # A directory of the submissions folder -> (its inode, mtime_ns, ctime_ns; its files; its subdirectories),
+        # recorded once it had stood unchanged for SETTLE_NS. While a directory's signature is the recorded one,
+        # its files are listed and their hashes taken from the record without a stat per file. Safe because
+        # nothing writes into this folder but `submit`, and it never writes a file in place: the metadata is a
+        # temp file renamed over, the submission a temp file linked to its (new) name, so every change of a
+        # file adds, removes or replaces a directory entry, which changes the directory's mtime and ctime
+        # (and ctime cannot be set back by any tool). What is not noticed: a file edited in place by hand, until
+        # its directory changes (or HASHES_FILE is deleted). The bundled demo files (a checkout, which git may
+        # rewrite in place) keep the per-file check.
+        self._dirs: dict[str, tuple] = saved.dirs
+        self._walked: set[str] = set()  # the directories the last scans walked (those kept in HASHES_FILE)
         self._hashes_dirty = False
         self._previous: dict[str, tuple] | None = None
         # Outside submissions/ (never scanned): the flags kept in force when flags.json breaks.
@@ -127,9 +162,12 @@ class LocalStore(Store):
 
     # ---- reading -------------------------------------------------------------------------
 
-    def _sha256(self, file: Path) -> str:
-        st = file.stat()
+    def _sha256(self, file: Path, held: bool = False) -> str:
+        """`held`: its directory's record holds (see __init__), so a hash taken when it was recorded holds too."""
         cached = self._hash_cache.get(str(file))
+        if held and cached is not None:
+            return cached[3]
+        st = file.stat()
         if cached and cached[:3] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
             return cached[3]
         h = hashlib.sha256()
@@ -143,17 +181,25 @@ class LocalStore(Store):
 
     def _scan(self, track: str | None = None) -> list[tuple[str, Path, str, str]]:
         """(repo path, local file, track, user) of every submission, demo ones included."""
+        return self._scan_folder(track, record=False)[0]
+
+    def _scan_folder(
+        self, track: str | None = None, record: bool = True
+    ) -> tuple[list[tuple[str, Path, str, str]], set[str], set[str]]:
+        """(what `_scan` returns; the files of the submissions folder whose recorded hash holds without a stat;
+        every file of that folder). `record`: record the directories listed (only when the caller then checks
+        every submission's hash, as `pull` does: a record vouches for the hashes taken after it)."""
         found: list[tuple[str, Path, str, str]] = []
+        listed: list[tuple[str, str, bool]] = []  # (repo path, local file, its directory's record holds)
         sub_root = self.root / SUBMISSIONS_DIR
         base = sub_root / track if track else sub_root
         if base.is_dir():
-            for file in sorted(base.rglob("*")):
-                if not file.is_file():
-                    continue
-                rel = file.relative_to(self.root).as_posix()
+            now_ns = time.time_ns() if record else None
+            self._walk(str(base), base.relative_to(self.root).as_posix(), listed, now_ns, self._walked)
+            for rel, file, _ in sorted(listed):
                 parsed = parse_submission_path(rel)
                 if parsed:
-                    found.append((rel, file, *parsed))
+                    found.append((rel, Path(file), *parsed))
         if self.demo_dir and self.demo_dir.is_dir():
             for file in sorted(self.demo_dir.rglob("*")):
                 rel_parts = file.relative_to(self.demo_dir).parts
@@ -165,7 +211,39 @@ class LocalStore(Store):
                     continue  # made for the demo gold, not the gold this track is scored against
                 user = rel_parts[1] if len(rel_parts) > 2 else DEMO_USER
                 found.append((f"{DEMO_PREFIX}/{'/'.join(rel_parts)}", file, rel_parts[0], user))
-        return found
+        return found, {f for _, f, held in listed if held}, {f for _, f, _ in listed}
+
+    def _walk(self, folder: str, rel: str, out: list[tuple[str, str, bool]], now_ns: int | None, seen: set[str]) -> None:
+        """Add (repo path, local file, whether its directory's record holds) of every file under `folder` (repo
+        path `rel`) to `out`, and the directories walked to `seen`. A directory whose signature is the recorded
+        one is not listed (see __init__); one listed is recorded when settled at `now_ns` (None: not recorded)."""
+        seen.add(folder)
+        try:
+            st = os.stat(folder)
+        except OSError:
+            return
+        signature = _signature(st)
+        record = self._dirs.get(folder)
+        held = record is not None and tuple(record[0]) == signature
+        if held:
+            names, subdirs = record[1], record[2]
+        else:
+            names, subdirs = [], []
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    if entry.is_dir():
+                        subdirs.append(entry.name)
+                    elif entry.is_file():
+                        names.append(entry.name)
+            # Recorded only once settled, so any later change shows; the files' hashes are checked this time.
+            if now_ns is not None and max(st.st_mtime_ns, st.st_ctime_ns) < now_ns - SETTLE_NS:
+                self._dirs[folder] = (signature, names, subdirs)
+            else:
+                self._dirs.pop(folder, None)
+            self._hashes_dirty = True
+        out.extend((f"{rel}/{n}", f"{folder}/{n}", held) for n in names)
+        for sub in subdirs:
+            self._walk(f"{folder}/{sub}", f"{rel}/{sub}", out, now_ns, seen)
 
     def _read_flags(self) -> dict:
         flags_file = self.root / FLAGS_FILE
@@ -187,16 +265,18 @@ class LocalStore(Store):
         with self._pull_lock:
             files: list[SubmissionFile] = []
             signatures: dict[str, tuple] = {}
-            found = self._scan()
+            self._walked = set()
+            found, held, present = self._scan_folder()
             for rel, file, track, user in found:
-                meta_file = file.with_name(file.name + META_SUFFIX)
+                name = str(file)
+                meta_name = name + META_SUFFIX
                 metadata: dict = {}
                 meta_sig: tuple = ()
-                if meta_file.is_file():
-                    raw = meta_file.read_bytes()
+                if meta_name in present if name in present else os.path.isfile(meta_name):  # demo files: not listed
+                    raw = Path(meta_name).read_bytes()
                     metadata = decode_metadata(raw, rel + META_SUFFIX)
                     meta_sig = (hashlib.sha256(raw).hexdigest(),)
-                digest = self._sha256(file)
+                digest = self._sha256(file, name in held)
                 signatures[rel] = (digest, *meta_sig)
                 files.append(SubmissionFile(rel, file, track, user, digest, metadata))
             flags = self._read_flags()
@@ -208,7 +288,10 @@ class LocalStore(Store):
             if self._hashes_dirty:
                 self._hashes_dirty = False
                 kept = (str(f) for _, f, _, _ in found)
-                _save_hashes(self.root / HASHES_FILE, {f: self._hash_cache[f] for f in kept if f in self._hash_cache})
+                hashes = {f: self._hash_cache[f] for f in kept if f in self._hash_cache}
+                dirs = dict(self._dirs)  # one copy: a submit may record a directory meanwhile
+                dirs = {d: r for d, r in dirs.items() if d in self._walked}
+                _save_hashes(self.root / HASHES_FILE, _Hashes(HASHES_FORMAT, hashes, dirs))
             return Snapshot(
                 commit=f"local-{commit_hash.hexdigest()[:12]}",
                 fetched_at=_utcnow(),

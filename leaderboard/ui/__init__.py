@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 
+from ..scoring import gc_paused
 from ..submission import DEFAULT_MAX_BYTES
 from .layout import CSS, build
 
 
 def build_app(board):
-    return build(board)
+    # Building ranks every system of every track once (tables, pickers, who leads): many allocations, and the
+    # cyclic collector would walk every live object (the board's included) again and again meanwhile.
+    with gc_paused():
+        return build(board)
 
 
 def launch_kwargs() -> dict:

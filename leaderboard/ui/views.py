@@ -53,6 +53,12 @@ def per_version(board: Board, key: tuple, compute):
     return store[key]
 
 
+def track_entries(board: Board, track_name: str) -> list[Entry]:
+    """board.entries(track_name) for the board's current version, listed once (choices, filters, charts and
+    pickers each read it; a listing is a pass over every entry of the board). Shared: not to be changed."""
+    return per_version(board, ("entries", track_name), lambda: board.entries(track_name))
+
+
 def page_rows() -> int:
     """Systems a table shows at first and adds per "show more" (TABLE_PAGE_ROWS)."""
     env = os.environ  # read on each call: a test or a deployment sets it without a restart of the module
@@ -93,7 +99,7 @@ def slice_choices(board: Board, track: Track) -> list[str]:
 
 def _slice_choices(board: Board, track: Track) -> list[str]:
     out = [ALL]
-    entries = board.entries(track.name)
+    entries = track_entries(board, track.name)
     for axis in track.slice_axes:
         decl = next(a for a in track.axes if a.key == axis)
         seen: set[str] = set()
@@ -148,7 +154,7 @@ def _filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
     out: dict[str, set[str]] = {f.key: set(f.choices) for f in filter_fields(track)}
     if "has" in out:
         out["has"] = set()
-    for e in board.entries(track.name):
+    for e in track_entries(board, track.name):
         for key in out:
             v = e.summary.get("judge") if key == "judge" else e.system.get(key)
             if isinstance(v, str) and v and key != "has" and v != "none":
@@ -333,7 +339,7 @@ def datatypes(disp: pd.DataFrame, track: Track) -> list[str]:
 def chart_systems(board: Board, track_name: str, raw: pd.DataFrame) -> list[tuple[str, dict]]:
     """(name, summary) of the scored systems in table order, for the charts; a reported row's summary is marked
     `reported` (figures.py draws it apart)."""
-    by_id = {e.id: e for e in board.entries(track_name)}
+    by_id = {e.id: e for e in track_entries(board, track_name)}
     track = TRACKS[track_name]
     shown = (
         {reported.row_id(track, r): r for r in reported_rows(board, track)} if "reported" in raw and raw["reported"].any() else {}

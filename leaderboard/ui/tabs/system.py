@@ -21,7 +21,7 @@ def all_systems(board: Board, limit: int | None = None, search: str = "", keep: 
     out = []
     for name, t in TRACKS.items():
         listed = 0
-        for e in board.entries(name):
+        for e in views.track_entries(board, name):
             if e.hidden:  # maintainers hid it: no view lists or opens it
                 continue
             if limit is not None and listed >= limit and e.id not in keep:

@@ -1,0 +1,281 @@
+"""Start-up without a stat per submission: what this disk already checked is served from one signature per folder.
+
+Results index (results_index.py, "marks"): an index file whose rows were all checked at a start is marked with
+the signature of the results folder and of the file; while the mark holds, a restart serves its rows without
+the per-row checks. Local store (store/local.py): a directory's listing and its files' hashes are recorded with
+its signature; while it holds, a restart neither lists the directory nor stats its files.
+
+Each test makes the board (or store) record its signatures, changes the disk the way a writer does (a file
+renamed over another, a new file, a removal) or damages it (an index file edited in place, garbage state), and
+checks that the change is noticed: the same rows and hashes as a fresh read, and the per-row / per-file checks
+run again where something changed. SETTLE_NS (how long a folder must stand unchanged before its signature is
+recorded) is shortened to 30 ms here; the tests wait 60 ms where the board would wait for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import leaderboard.results_index as results_index
+import leaderboard.store.local as local
+from leaderboard.scoring import ResultsCache
+from leaderboard.service import Board
+from leaderboard.settings import Settings
+from leaderboard.store import StoreSettings
+from leaderboard.store.local import HASHES_FILE, LocalStore
+from leaderboard.store.naming import SUBMISSIONS_DIR
+
+SETTLE_NS = 30_000_000
+
+
+def settle() -> None:
+    time.sleep(2 * SETTLE_NS / 1e9)
+
+
+@pytest.fixture
+def short_settle(monkeypatch):
+    monkeypatch.setattr(results_index, "SETTLE_NS", SETTLE_NS)
+    monkeypatch.setattr(local, "SETTLE_NS", SETTLE_NS)
+
+
+@pytest.fixture
+def row_checks(monkeypatch):
+    """Keys of the index rows checked one by one (stat, size, age, soundness, per-unit file)."""
+    checked: list[str] = []
+    original = ResultsCache._row_summary
+
+    def spy(self, row, *args):
+        checked.append(row.key)
+        return original(self, row, *args)
+
+    monkeypatch.setattr(ResultsCache, "_row_summary", spy)
+    return checked
+
+
+def local_board(data_dir: Path) -> Board:
+    return Board(Settings(data_dir=data_dir, judge="none"), StoreSettings(data_dir=data_dir)).start(background=False)
+
+
+def shown(board: Board) -> dict[str, tuple]:
+    return {
+        e.id: (e.status, e.name, json.dumps(e.summary.get("overall"), sort_keys=True), json.dumps(e.summary.get("ci")))
+        for e in board.entries()
+    }
+
+
+def marked_board(data_dir: Path, row_checks: list[str]) -> dict[str, tuple]:
+    """Start three times: the index is built, then checked row by row and marked, then served from its marks."""
+    before = shown(local_board(data_dir))
+    settle()
+    row_checks.clear()
+    assert shown(local_board(data_dir)) == before
+    assert row_checks, "the second start checks every row"
+    marks = json.loads((data_dir / "results" / results_index.INDEX_DIR / results_index.MARKS_FILE).read_text())
+    assert marks and all(results_index.index_path(data_dir / "results", name).is_file() for name in marks)
+    row_checks.clear()
+    assert shown(local_board(data_dir)) == before
+    assert row_checks == []  # every row served from the marked index: no stat, no check per row
+    return before
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Write as every writer of these folders does: a temp file renamed over the target."""
+    tmp = path.with_name(f".tmp-test-{path.name}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def test_a_marked_index_serves_every_row_without_a_check_per_row(tmp_path, short_settle, row_checks):
+    marked_board(tmp_path, row_checks)
+
+
+def test_a_summary_renamed_over_after_marking_is_noticed_and_healed(tmp_path, short_settle, row_checks):
+    before = marked_board(tmp_path, row_checks)
+    board = local_board(tmp_path)
+    a, b = sorted((e for e in board.entries("unidoc") if e.status == "scored"), key=lambda e: e.id)[:2]
+    victim = tmp_path / "results" / f"{b.key}.json"
+    replace(victim, (tmp_path / "results" / f"{a.key}.json").read_bytes())  # another entry's content
+    row_checks.clear()
+    assert shown(local_board(tmp_path)) == before
+    assert b.key in row_checks  # the folder changed: its rows checked again, the replaced one found out
+    assert json.loads(victim.read_text())["sha256"] == b.summary["sha256"]  # rescored and rewritten
+
+
+def test_a_summary_or_units_file_removed_after_marking_is_rescored(tmp_path, short_settle, row_checks):
+    before = marked_board(tmp_path, row_checks)
+    board = local_board(tmp_path)
+    x, y = sorted((e for e in board.entries("vdr") if e.status == "scored"), key=lambda e: e.id)[:2]
+    (tmp_path / "results" / f"{x.key}.json").unlink()
+    (tmp_path / "results" / f"{y.key}.npz").unlink()
+    row_checks.clear()
+    assert shown(local_board(tmp_path)) == before
+    assert row_checks
+    assert (tmp_path / "results" / f"{x.key}.json").is_file() and (tmp_path / "results" / f"{y.key}.npz").is_file()
+
+
+def test_an_index_file_edited_in_place_after_marking_loses_its_mark(tmp_path, short_settle, row_checks):
+    before = marked_board(tmp_path, row_checks)
+    name = results_index.index_name(local_board(tmp_path).entries("futurepedia")[0].key)
+    path = results_index.index_path(tmp_path / "results", name)
+    st = os.stat(path)
+    with open(path, "r+b") as fh:  # the same bytes, size and mtime: only its ctime tells (no tool sets that back)
+        first = fh.read(1)
+        fh.seek(0)
+        fh.write(first)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(path).st_mtime_ns == st.st_mtime_ns and os.stat(path).st_size == st.st_size
+    row_checks.clear()
+    assert shown(local_board(tmp_path)) == before
+    assert {results_index.index_name(k) for k in row_checks} == {name}  # only that file's rows checked again
+
+
+@pytest.mark.parametrize("damage", ["garbage", "another folder's signature"])
+def test_bad_or_foreign_marks_only_cost_checking_every_row(tmp_path, short_settle, row_checks, damage):
+    before = marked_board(tmp_path, row_checks)
+    marks_file = tmp_path / "results" / results_index.INDEX_DIR / results_index.MARKS_FILE
+    if damage == "garbage":
+        marks_file.write_bytes(b"\x00 not json [")
+    else:  # marks copied from another disk (or written for the folder as it was): they do not hold here
+        marks = json.loads(marks_file.read_text())
+        marks_file.write_text(json.dumps({n: [[m[0][0] + 1, *m[0][1:]], m[1]] for n, m in marks.items()}))
+    row_checks.clear()
+    assert shown(local_board(tmp_path)) == before
+    assert row_checks
+    settle()
+    row_checks.clear()
+    assert shown(local_board(tmp_path)) == before and row_checks == []  # marked again
+
+
+def test_a_fresh_index_is_not_marked_until_it_has_stood_unchanged(tmp_path, row_checks):
+    """With the real SETTLE_NS, the start right after the index was written checks every row again."""
+    before = shown(local_board(tmp_path))
+    row_checks.clear()
+    assert shown(local_board(tmp_path)) == before
+    assert row_checks
+    assert not (tmp_path / "results" / results_index.INDEX_DIR / results_index.MARKS_FILE).exists()
+
+
+# ---- the local store ------------------------------------------------------------------------------------------
+
+NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
+
+
+def submit_some(root: Path) -> LocalStore:
+    t = [NOW]
+
+    def clock():
+        t[0] += timedelta(minutes=1)
+        return t[0]
+
+    store = LocalStore(root, submissions_per_day=50, clock=clock)
+    for i in range(6):
+        track, user = ("unidoc", "vdr")[i % 2], f"user{i % 3}"
+        store.submit(track, user, "jsonl", json.dumps({"system": {"name": f"s{i}"}, "i": i}).encode() + b"\n", {})
+    return store
+
+
+@pytest.fixture
+def file_reads(monkeypatch):
+    """Paths stat'ed one by one, and directories listed, under the submissions folder."""
+    seen = {"stat": [], "scandir": []}
+    stat, scandir = Path.stat, os.scandir
+
+    def spy_stat(self, *args, **kwargs):
+        if SUBMISSIONS_DIR in self.parts and self.suffix != "" and not self.name.startswith("."):
+            seen["stat"].append(self.name)
+        return stat(self, *args, **kwargs)
+
+    def spy_scandir(path="."):
+        if f"/{SUBMISSIONS_DIR}" in str(path):
+            seen["scandir"].append(str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(Path, "stat", spy_stat)
+    monkeypatch.setattr(os, "scandir", spy_scandir)
+    return seen
+
+
+def hashes(store: LocalStore) -> dict[str, str]:
+    return {f.path: f.sha256 for f in store.pull().files}
+
+
+def truth(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in (root / SUBMISSIONS_DIR).rglob("*.jsonl")
+    }
+
+
+def test_a_restarted_store_lists_no_recorded_directory_and_stats_no_file(tmp_path, short_settle, file_reads):
+    root = tmp_path / "local"
+    submit_some(root)
+    settle()
+    expected = truth(root)
+    assert hashes(LocalStore(root)) == expected  # hashed, directories recorded
+    file_reads["stat"].clear(), file_reads["scandir"].clear()
+    assert hashes(LocalStore(root)) == expected
+    assert file_reads == {"stat": [], "scandir": []}
+
+
+@pytest.mark.parametrize("change", ["a new submission", "a file renamed over another", "a file removed", "garbage state"])
+def test_a_changed_directory_is_listed_and_hashed_again(tmp_path, short_settle, file_reads, change):
+    root = tmp_path / "local"
+    store = submit_some(root)
+    settle()
+    hashes(LocalStore(root))
+    files = sorted((root / SUBMISSIONS_DIR).rglob("*.jsonl"))
+    changed = files[0].parent
+    if change == "a new submission":
+        changed = root / store.submit("unidoc", "user0", "jsonl", b'{"system": {"name": "late"}}\n', {}).path
+        changed = changed.parent
+    elif change == "a file renamed over another":
+        replace(files[0], b'{"system": {"name": "rewritten"}}\n')
+    elif change == "a file removed":
+        files[0].unlink()
+    else:
+        (root / HASHES_FILE).write_bytes(b"\xff[garbage")
+    expected = truth(root)
+    file_reads["stat"].clear(), file_reads["scandir"].clear()
+    assert hashes(LocalStore(root)) == expected  # at once: the change is seen before it settles
+    if change != "garbage state":  # only the changed directory is listed again
+        assert file_reads["scandir"] == [str(changed)]
+    else:
+        assert len(file_reads["stat"]) == len(expected)  # every file checked again
+    settle()
+    assert hashes(LocalStore(root)) == expected  # now settled: recorded again
+    file_reads["stat"].clear(), file_reads["scandir"].clear()
+    assert hashes(LocalStore(root)) == expected
+    assert file_reads == {"stat": [], "scandir": []}
+
+
+def test_a_fresh_directory_is_not_recorded_until_it_has_stood_unchanged(tmp_path, file_reads):
+    """With the real SETTLE_NS, the directories just written are listed again at the next start."""
+    root = tmp_path / "local"
+    submit_some(root)
+    expected = truth(root)
+    hashes(LocalStore(root))
+    file_reads["scandir"].clear()
+    assert hashes(LocalStore(root)) == expected
+    assert file_reads["scandir"]
+
+
+def test_a_submission_between_two_pulls_never_makes_a_stale_hash_look_recorded(tmp_path, short_settle):
+    """A submit lists its track's directories; it must not record one whose files it did not hash again."""
+    root = tmp_path / "local"
+    store = submit_some(root)
+    settle()
+    hashes(store)  # every directory recorded, every hash cached
+    victim = sorted((root / SUBMISSIONS_DIR).rglob("*.jsonl"))[0]
+    replace(victim, b'{"system": {"name": "rewritten"}}\n')
+    settle()
+    track = victim.relative_to(root / SUBMISSIONS_DIR).parts[0]
+    store.submit(track, "newcomer", "jsonl", b'{"system": {"name": "late"}}\n', {})  # another directory of the track
+    assert hashes(store) == truth(root)
+    assert hashes(LocalStore(root)) == truth(root)
