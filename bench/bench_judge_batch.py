@@ -35,20 +35,25 @@ from openaifake import FakeOpenAI
 SUBMISSION = sorted((ROOT / "assets" / "demo" / "submissions" / "unidoc").glob("*.jsonl"))[0]
 
 
+def fake_judge(fake: FakeOpenAI, args: argparse.Namespace, cache: Path, mode: str):
+    """The openai judge against the fake server, in `mode` (live or batch)."""
+    return make_judge(
+        "openai",
+        cache_dir=cache,
+        model="fake-judge",
+        base_url=fake.base_url,
+        api_key="bench",
+        concurrency=args.concurrency,
+        mode=mode,
+        poll_seconds=args.poll,
+    )
+
+
 def run(mode: str, args: argparse.Namespace, cache: Path) -> list[dict]:
     rows = []
     with FakeOpenAI(delay=args.delay, batch_seconds=args.batch_seconds) as fake:
         for attempt in ("first", "re-run"):
-            judge = make_judge(
-                "openai",
-                cache_dir=cache,
-                model="fake-judge",
-                base_url=fake.base_url,
-                api_key="bench",
-                concurrency=args.concurrency,
-                mode=mode,
-                poll_seconds=args.poll,
-            )
+            judge = fake_judge(fake, args, cache, mode)
             calls_before, lines_before, api_before = fake.calls, len(fake.batch_bodies), len(fake.batch_calls)
             started = time.perf_counter()
             summary = score_bytes(SUBMISSION.read_bytes(), SUBMISSION.name, None, judge).summary
@@ -89,15 +94,7 @@ def board_items(n: int) -> list[list]:
 
 def run_board(args: argparse.Namespace, grouped: bool, cache: Path, groups: list[list]) -> dict:
     with FakeOpenAI(delay=args.delay, batch_seconds=args.batch_seconds) as fake:
-        judge = make_judge(
-            "openai",
-            cache_dir=cache,
-            model="fake-judge",
-            base_url=fake.base_url,
-            api_key="bench",
-            mode="batch",
-            poll_seconds=args.poll,
-        )
+        judge = fake_judge(fake, args, cache, "batch")
         started = time.perf_counter()
         if grouped:
             verdicts = [s.verdicts_by_qid(g) for s, g in zip(judge.judge_groups(groups), groups, strict=True)]

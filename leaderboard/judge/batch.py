@@ -513,13 +513,7 @@ class BatchJudge(LLMJudge):
                 charged_items.add(k)
                 judged_here = True
                 v = verdicts[k]
-                ledger.add(
-                    judged=1,
-                    failures=int(v.failure is not None),
-                    calls=v.calls,
-                    prompt_tokens=v.prompt_tokens,
-                    completion_tokens=v.completion_tokens,
-                )
+                ledger.add_verdict(v)
                 if it.gold_answer.strip() and (it.qid, it.gold_answer_sha256) in charges["gold_cached"]:
                     ledger.add(gold_cache_hits=1)
                 for cid in charges["item_lines"][k]:

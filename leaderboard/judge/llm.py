@@ -199,13 +199,7 @@ class LLMJudge:
 
     def _judge_one(self, it: JudgeItem, ledger: Ledger) -> Verdict:
         v = self._judge_uncached(it, ledger)
-        ledger.add(
-            judged=1,
-            failures=int(v.failure is not None),
-            calls=v.calls,
-            prompt_tokens=v.prompt_tokens,
-            completion_tokens=v.completion_tokens,
-        )
+        ledger.add_verdict(v)
         if v.failure is None:
             self.cache.put_verdict(v)
         return v

@@ -141,5 +141,15 @@ class Ledger:
             for key, value in counts.items():
                 setattr(self, key, getattr(self, key) + value)
 
+    def add_verdict(self, v: Verdict) -> None:
+        """Count one verdict this run produced (a failure too): its calls and tokens are billed."""
+        self.add(
+            judged=1,
+            failures=int(v.failure is not None),
+            calls=v.calls,
+            prompt_tokens=v.prompt_tokens,
+            completion_tokens=v.completion_tokens,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
