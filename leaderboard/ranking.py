@@ -146,12 +146,12 @@ def table(
         "errors": [len(s.get("errors", [])) for s in summaries],
         "review": [e.review for e in kept],
     }
-    systems = [e.system for e in kept]
+    systems = [s.get("system") or e.metadata.get("system") or {} for e, s in zip(kept, summaries)]  # Entry.system
     for f in track.system_fields:
         values = [system.get(f.key) for system in systems]
         is_int = f.kind == "int"
         columns[f.key] = ["" if v is None else v if is_int else str(v) for v in values]
-    columns["name"] = [e.name for e in kept]
+    columns["name"] = [str(system.get("name") or e.path.rsplit("/", 1)[-1]) for e, system in zip(kept, systems)]  # Entry.name
     if slice_ is None:
         overalls = [s.get("overall", {}) for s in summaries]
         cis = [s.get("ci", {}) for s in summaries]
