@@ -160,11 +160,10 @@ def table(
         cis = [{}] * len(kept)
     for m in track.metrics:
         columns[m.key] = [o.get(m.key) for o in overalls]
-        lows, highs = [], []
-        for low, high in (ci.get(m.key) or (None, None) for ci in cis):  # unpacked: a CI is a pair or nothing
-            lows.append(low)
-            highs.append(high)
-        columns[f"{m.key}:low"], columns[f"{m.key}:high"] = lows, highs
+        bounds = [ci.get(m.key) or (None, None) for ci in cis]
+        # unpacked: a CI is a pair or nothing (anything else fails here, as unpacking it always did)
+        columns[f"{m.key}:low"] = [low for low, _ in bounds]
+        columns[f"{m.key}:high"] = [high for _, high in bounds]
     # Reported by the scorer (futurepedia VAR), on the rows that have them (NaN elsewhere, as pandas fills a
     # missing key); a column comes in the order a row-by-row build meets it: by first row, then declared order.
     extras = []
