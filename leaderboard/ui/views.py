@@ -804,7 +804,9 @@ def _leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) 
         for name, s in systems:
             kind = bool(s.get("reported"))
             for value, x in axis_metric(s, axis, metric).items():
-                best = bests.setdefault(value, {False: None, True: None})
+                best = bests.get(value)
+                if best is None:  # not setdefault: its default would be built for every (system, value)
+                    best = bests[value] = {False: None, True: None}
                 if x is not None and (best[kind] is None or (x > best[kind][1] if higher else x < best[kind][1])):
                     best[kind] = (name, x)
         values = list(decl.values) or sorted(bests)
