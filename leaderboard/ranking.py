@@ -92,9 +92,23 @@ def rank_upper_bound(low: np.ndarray, high: np.ndarray, higher_is_better: bool =
     metric, whose upper bound is below this system's lower bound).
     """
     low, high = np.asarray(low, float), np.asarray(high, float)
+    if np.isnan(low).any() or np.isnan(high).any():  # NaN compares false both ways: count pairs as they are
+        if not higher_is_better:
+            return 1 + (high[None, :] < low[:, None]).sum(axis=1)
+        return 1 + (low[None, :] > high[:, None]).sum(axis=1)
+    # By binary search in the sorted bounds: O(n log n), not an n x n matrix (10,000s of systems at scale).
     if not higher_is_better:
-        return 1 + (high[None, :] < low[:, None]).sum(axis=1)
-    return 1 + (low[None, :] > high[:, None]).sum(axis=1)
+        return 1 + np.searchsorted(np.sort(high), low, side="left")  # bounds strictly below each lower bound
+    return 1 + len(low) - np.searchsorted(np.sort(low), high, side="right")  # lower bounds strictly above
+
+
+def _listed(e: Entry, track: Track, include_hidden: bool) -> bool:
+    """Whether `e` is a row of `track`'s table: not hidden (unless asked), not a duplicate (ranked once, as its
+    earliest copy), and on this track."""
+    if (e.hidden and not include_hidden) or e.duplicate_of:
+        return False
+    s = e.summary
+    return not (s.get("track") not in (None, track.name) or (not s and e.metadata.get("track") != track.name))
 
 
 def table(
@@ -112,46 +126,54 @@ def table(
     language, one dataset family...) from the breakdowns instead of overall;
     slices carry no CI, so their rank upper bound is the plain rank.
     """
-    rows = []
-    # per track, not per row (10,000s of rows at scale): the field and metric column names
-    fields = [(f.key, f.kind == "int") for f in track.system_fields]
-    metric_columns = [(m.key, f"{m.key}:low", f"{m.key}:high") for m in track.metrics]
-    for e in entries:
-        if (e.hidden and not include_hidden) or e.duplicate_of:  # a duplicate is ranked once, as its earliest copy
-            continue
-        s = e.summary
-        if s.get("track") not in (None, track.name) or (not s and e.metadata.get("track") != track.name):
-            continue
-        flag, system = e.flag or {}, e.system
-        row = {
-            "id": e.id,
-            "status": e.status,
-            "flag": flag.get("status", ""),
-            "flag_reason": flag.get("reason", ""),
-            "submitted": e.submitted_at or s.get("scored_at", ""),
-            "user": e.user or "",
-            "n": s.get("n"),
-            "missing": s.get("missing"),
-            "judge": s.get("judge", ""),
-            "judging": e.judging,
-            "errors": len(s.get("errors", [])),
-            "review": e.review,
-        }
-        for key, is_int in fields:
-            value = system.get(key)
-            row[key] = "" if value is None else value if is_int else str(value)
-        row["name"] = e.name
-        overall, ci = s.get("overall", {}), s.get("ci", {})
-        if slice_ is not None:
-            overall, ci = (s.get("breakdowns", {}).get(slice_[0], {}).get(slice_[1]) or {}), {}
-        for key, low, high in metric_columns:
-            row[key] = overall.get(key)
-            row[low], row[high] = ci.get(key) or (None, None)
-        for c in track.extra_columns:  # reported by the scorer (futurepedia VAR); derived ones come below
-            if c.key in overall:
-                row[c.key] = overall[c.key]
-        rows.append(row)
-    df = pd.DataFrame(rows)
+    # Column by column (10,000s of rows at scale): one list per column, no dict per row.
+    kept = [e for e in entries if _listed(e, track, include_hidden)]
+    if not kept:
+        return pd.DataFrame()
+    summaries = [e.summary for e in kept]
+    flags = [e.flag or {} for e in kept]
+    columns: dict[str, list] = {
+        "id": [e.id for e in kept],
+        "status": [e.status for e in kept],
+        "flag": [f.get("status", "") for f in flags],
+        "flag_reason": [f.get("reason", "") for f in flags],
+        "submitted": [e.submitted_at or s.get("scored_at", "") for e, s in zip(kept, summaries)],
+        "user": [e.user or "" for e in kept],
+        "n": [s.get("n") for s in summaries],
+        "missing": [s.get("missing") for s in summaries],
+        "judge": [s.get("judge", "") for s in summaries],
+        "judging": [e.judging for e in kept],
+        "errors": [len(s.get("errors", [])) for s in summaries],
+        "review": [e.review for e in kept],
+    }
+    systems = [s.get("system") or e.metadata.get("system") or {} for e, s in zip(kept, summaries)]  # Entry.system
+    for f in track.system_fields:
+        values = [system.get(f.key) for system in systems]
+        is_int = f.kind == "int"
+        columns[f.key] = ["" if v is None else v if is_int else str(v) for v in values]
+    columns["name"] = [str(system.get("name") or e.path.rsplit("/", 1)[-1]) for e, system in zip(kept, systems)]  # Entry.name
+    if slice_ is None:
+        overalls = [s.get("overall", {}) for s in summaries]
+        cis = [s.get("ci", {}) for s in summaries]
+    else:  # slices carry no CI
+        overalls = [s.get("breakdowns", {}).get(slice_[0], {}).get(slice_[1]) or {} for s in summaries]
+        cis = [{}] * len(kept)
+    for m in track.metrics:
+        columns[m.key] = [o.get(m.key) for o in overalls]
+        bounds = [ci.get(m.key) or (None, None) for ci in cis]
+        # unpacked: a CI is a pair or nothing (anything else fails here, as unpacking it always did)
+        columns[f"{m.key}:low"] = [low for low, _ in bounds]
+        columns[f"{m.key}:high"] = [high for _, high in bounds]
+    # Reported by the scorer (futurepedia VAR), on the rows that have them (NaN elsewhere, as pandas fills a
+    # missing key); a column comes in the order a row-by-row build meets it: by first row, then declared order.
+    extras = []
+    for rank_, c in enumerate(track.extra_columns):
+        first = next((i for i, o in enumerate(overalls) if c.key in o), None)
+        if first is not None:
+            extras.append((first, rank_, c.key))
+    for _, _, key in sorted(extras):
+        columns[key] = [o[key] if key in o else np.nan for o in overalls]
+    df = pd.DataFrame(columns)
     if df.empty:
         return df
     for key, values in track.derive_columns(df).items():  # computed across systems (vdr retention)

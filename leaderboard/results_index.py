@@ -57,9 +57,10 @@ first start after results change checks every row again.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,23 @@ class LazyBreakdowns(Mapping):
             self._decoded[axis] = _CELLS.decode(self._index()[axis])
         return self._decoded[axis]
 
+    def values_of(self, axis: str) -> Iterable[str]:
+        """The values of `axis` (self[axis]'s keys; empty when absent), without decoding their cells."""
+        if axis in self._decoded:
+            return self._decoded[axis].keys()
+        raw = self._index().get(axis)
+        return _AXES.decode(raw).keys() if raw is not None else ()
+
+    def metric_of(self, axis: str, metric: str) -> dict[str, Any]:
+        """{value: self[axis][value].get(metric)}, decoding only that metric of each cell (a chart or the leaders
+        read one metric of every system; a cell holds a dozen)."""
+        if axis in self._decoded:
+            return {value: cells.get(metric) for value, cells in self._decoded[axis].items()}
+        raw = self._index().get(axis)
+        if raw is None:
+            return {}
+        return {value: cell.value for value, cell in _metric_decoder(metric).decode(raw).items()}
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._index())
 
@@ -135,6 +153,13 @@ class LazyBreakdowns(Mapping):
 
     def __repr__(self) -> str:
         return f"LazyBreakdowns({bytes(self.raw)[:60]!r}...)"
+
+
+@functools.lru_cache(maxsize=64)  # metric keys are a track's declared ones: a few dozen at most
+def _metric_decoder(metric: str) -> msgspec.json.Decoder:
+    """Decodes an axis's cells {value: {metric: number, ...}} keeping only `metric` (None where a cell lacks it)."""
+    cell = msgspec.defstruct("Cell", [("value", Any, None)], rename={"value": metric})
+    return msgspec.json.Decoder(dict[str, cell])
 
 
 def _enc_hook(value: Any) -> Any:

@@ -12,8 +12,9 @@ import weakref
 
 import pandas as pd
 
-from .. import environment, reported
+from .. import environment, ranking, reported
 from ..ranking import Entry
+from ..results_index import LazyBreakdowns
 from ..service import Board
 from ..tracks import TRACKS, SystemField, Track
 from . import columns as cols
@@ -34,10 +35,14 @@ def ranked(board: Board, track_name: str, rank_by: str | None = None, slice_: tu
     """board.table(track, rank_by, slice_) for the board's current version, computed once; a copy (callers may
     change it)."""
     rank_by = rank_by or TRACKS[track_name].rank_by  # one frame whether the default metric is named or not
-    frame = per_version(
-        board, ("ranked", track_name, rank_by, slice_), lambda: board.table(track_name, rank_by=rank_by, slice_=slice_)
-    )
+    frame = per_version(board, ("ranked", track_name, rank_by, slice_), lambda: _rank(board, track_name, rank_by, slice_))
     return frame.copy()
+
+
+def _rank(board: Board, track_name: str, rank_by: str, slice_: tuple[str, str] | None) -> pd.DataFrame:
+    """board.table(track_name, rank_by=rank_by, slice_=slice_), from the track's entries listed once per version
+    (a listing is a pass over every entry of the board: 10,000s at scale)."""
+    return ranking.table(TRACKS[track_name], track_entries(board, track_name), rank_by=rank_by, slice_=slice_)
 
 
 def per_version(board: Board, key: tuple, compute):
@@ -104,12 +109,28 @@ def _slice_choices(board: Board, track: Track) -> list[str]:
         decl = next(a for a in track.axes if a.key == axis)
         seen: set[str] = set()
         for e in entries:
-            seen.update(e.summary.get("breakdowns", {}).get(axis, {}))
+            seen.update(axis_values(e.summary, axis))
             if decl.values and seen.issuperset(decl.values):  # every declared value seen: the rest cannot add one
                 break
         values = [v for v in decl.values if v in seen] or sorted(seen)
         out += [f"{decl.label}: {v}" for v in values]
     return out
+
+
+def axis_values(summary: dict, axis: str):
+    """The values of `axis` a summary has breakdowns for (its breakdowns' axis keys)."""
+    breakdowns = summary.get("breakdowns", {})
+    if isinstance(breakdowns, LazyBreakdowns):  # from the results index: the values without their cells
+        return breakdowns.values_of(axis)
+    return breakdowns.get(axis, {})
+
+
+def axis_metric(summary: dict, axis: str, metric: str) -> dict:
+    """{value: its `metric` (None when absent)} of a summary's breakdowns along `axis`."""
+    breakdowns = summary.get("breakdowns", {})
+    if isinstance(breakdowns, LazyBreakdowns):  # from the results index: that metric of each cell decoded only
+        return breakdowns.metric_of(axis, metric)
+    return {value: scores.get(metric) for value, scores in breakdowns.get(axis, {}).items()}
 
 
 def parse_slice(track: Track, choice: str | None) -> tuple[str, str] | None:
@@ -782,9 +803,10 @@ def _leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) 
         bests: dict[str, dict[bool, tuple[str, float] | None]] = {}
         for name, s in systems:
             kind = bool(s.get("reported"))
-            for value, scores in s.get("breakdowns", {}).get(axis, {}).items():
-                x = scores.get(metric)
-                best = bests.setdefault(value, {False: None, True: None})
+            for value, x in axis_metric(s, axis, metric).items():
+                best = bests.get(value)
+                if best is None:  # not setdefault: its default would be built for every (system, value)
+                    best = bests[value] = {False: None, True: None}
                 if x is not None and (best[kind] is None or (x > best[kind][1] if higher else x < best[kind][1])):
                     best[kind] = (name, x)
         values = list(decl.values) or sorted(bests)
