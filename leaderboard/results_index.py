@@ -321,11 +321,11 @@ def settled(st: os.stat_result, now_ns: int) -> bool:
 
 def read_marks(root: Path) -> dict[str, Mark]:
     """The marks of this disk's index files; {} when there are none or the file is unreadable (every row is checked)."""
+    path = Path(root) / INDEX_DIR / MARKS_FILE
     try:
-        data = (Path(root) / INDEX_DIR / MARKS_FILE).read_bytes()
-        if len(data) > INDEX_HEADER_BYTES * 64:  # a few hundred index files at most: no bigger file is ours
+        if path.stat().st_size > INDEX_HEADER_BYTES * 64:  # a few hundred index files at most: no bigger file is ours
             return {}
-        return _MARKS.decode(data)
+        return _MARKS.decode(path.read_bytes())
     except (OSError, msgspec.DecodeError, RecursionError):
         return {}
 
