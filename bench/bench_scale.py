@@ -12,8 +12,10 @@ placeholders: with their results cached the board never reads them, and a
 rescore would show as an "invalid" row (counted and printed: must be 0).
 
 Each run is a fresh process (`python bench/bench_scale.py --child DIR`) that
-times `import gradio`, then `Board().start()` plus `build_app(board)` (what
-`python app.py` does before it listens), and prints its peak RSS (VmHWM).
+times `import gradio`, then `Board().start()` plus `build_app(board)` (the
+start-up figure: what `python app.py` does before `queue().launch()`, which
+gradio then spends rebuilding its app and starting the server: timed apart, once
+per size, as it does not depend on the board), and prints its peak RSS (VmHWM).
 Its bytecode is cached between runs (in the run's temporary folder), as Python
 does by default.
 The first run of a size starts without a results index (it is built then);
@@ -164,8 +166,9 @@ def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[dict, bytes, byt
 CLICKS = ("table", "search", "sort by another metric", "show more", "compare", "detail")
 
 
-def clicks(board, blocks, repeats: int = 5) -> dict[str, float]:
-    """Median seconds, end to end through gradio_client, of each click on the served app (the first track)."""
+def clicks(board, blocks, repeats: int = 5) -> tuple[dict[str, float], float]:
+    """Median seconds, end to end through gradio_client, of each click on the served app (the first track); and the
+    seconds `queue().launch()` took to listen (gradio rebuilding its app and starting the server)."""
     import socket
 
     from gradio_client import Client
@@ -176,9 +179,11 @@ def clicks(board, blocks, repeats: int = 5) -> dict[str, float]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+    started = time.perf_counter()  # what app.py does after build_app, until the server listens
     blocks.queue(default_concurrency_limit=4).launch(
         prevent_thread_lock=True, quiet=True, **{**launch_kwargs(), "server_name": "127.0.0.1", "server_port": port}
     )
+    launch_s = time.perf_counter() - started
     try:
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
         track = next(iter(TRACKS.values()))
@@ -206,7 +211,7 @@ def clicks(board, blocks, repeats: int = 5) -> dict[str, float]:
                 calls[name]()
                 times.append(time.perf_counter() - t)
             out[name] = statistics.median(times)
-        return out
+        return out, launch_s
     finally:
         blocks.close()
 
@@ -228,7 +233,7 @@ def child(data_dir: Path, with_clicks: bool = False) -> None:
     blocks = build_app(board)
     total_s, total_cpu = time.perf_counter() - t, time.process_time() - cpu
     entries = board.entries()
-    click_s = clicks(board, blocks) if with_clicks else {}
+    click_s, launch_s = clicks(board, blocks) if with_clicks else ({}, None)
     board.stop()
     rss = next(int(x.split()[1]) / 1024 for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("VmHWM:"))
     print(
@@ -243,6 +248,7 @@ def child(data_dir: Path, with_clicks: bool = False) -> None:
                 "invalid": sum(e.status == "invalid" for e in entries),
                 "peak_rss_mb": rss,
                 "clicks_s": click_s,
+                "launch_s": launch_s,
             }
         )
     )
@@ -302,7 +308,8 @@ def main() -> None:
                 f"(Board.start {checked['board_start_s']:.2f} s); "
                 f"from the marked index {median:.2f} s, CPU {med('startup_cpu_s'):.2f} s "
                 f"(Board.start {med('board_start_s'):.2f} s, CPU {med('board_start_cpu_s'):.2f} s; "
-                f"the rest is build_app) | peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB\n"
+                f"the rest is build_app); then app.py's queue().launch() until listening {runs[0]['launch_s']:.2f} s "
+                f"(gradio's own, not counted above) | peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB\n"
                 f"        clicks (median of 5, end to end through gradio_client): "
                 + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in click_s.items()),
                 flush=True,
