@@ -173,7 +173,11 @@ def table(
             extras.append((first, rank_, c.key))
     for _, _, key in sorted(extras):
         columns[key] = [o[key] if key in o else np.nan for o in overalls]
-    df = pd.DataFrame(columns)
+    return ranked(track, pd.DataFrame(columns), rank_by)
+
+
+def ranked(track: Track, df: pd.DataFrame, rank_by: str | None = None) -> pd.DataFrame:
+    """A track's table rows with their derived columns, rank and rank upper bound, in ranking order."""
     if df.empty:
         return df
     for key, values in track.derive_columns(df).items():  # computed across systems (vdr retention)

@@ -86,26 +86,9 @@ def plain_table(track: Track, entries: list[Entry], *, include_hidden=False, ran
             if c.key in overall:
                 row[c.key] = overall[c.key]
         rows.append(row)
-    df = pd.DataFrame(rows)
-    if df.empty:
-        return df
-    for key, values in track.derive_columns(df).items():
-        df[key] = values
-    key = rank_by or track.rank_by
-    higher = next((m.higher_is_better for m in track.metrics if m.key == key), True)
-    scored = (df["status"] == "scored") & df[key].notna() & (df["review"] == "")
-    df["rank"] = pd.NA
-    df["rank_ub"] = pd.NA
-    if scored.any():
-        df.loc[scored, "rank"] = df.loc[scored, key].rank(ascending=not higher, method="min").astype(int)
-        sub = df.loc[scored]
-        low = sub[f"{key}:low"].fillna(sub[key]).to_numpy(float)
-        high = sub[f"{key}:high"].fillna(sub[key]).to_numpy(float)
-        df.loc[scored, "rank_ub"] = plain_rank_upper_bound(low, high, higher)
-    order = df.assign(_s=scored.astype(int)).sort_values(
-        ["_s", key, "name"], ascending=[False, not higher, True], na_position="last"
-    )
-    return order.drop(columns="_s").reset_index(drop=True)
+    # the rows built one dict each (the form being checked); ranking itself is shared (ranking.ranked), its
+    # upper bound checked against the pairwise count apart
+    return ranking.ranked(track, pd.DataFrame(rows), rank_by)
 
 
 def slices_seen(track: Track, entries: list[Entry]) -> list[tuple[str, str]]:
