@@ -136,12 +136,14 @@ def test_an_index_file_edited_in_place_after_marking_loses_its_mark(tmp_path, sh
     assert {results_index.index_name(k) for k in row_checks} == {name}  # only that file's rows checked again
 
 
-@pytest.mark.parametrize("damage", ["garbage", "another folder's signature"])
+@pytest.mark.parametrize("damage", ["garbage", "oversized", "another folder's signature"])
 def test_bad_or_foreign_marks_only_cost_checking_every_row(tmp_path, short_settle, row_checks, damage):
     before = marked_board(tmp_path, row_checks)
     marks_file = tmp_path / "results" / results_index.INDEX_DIR / results_index.MARKS_FILE
     if damage == "garbage":
         marks_file.write_bytes(b"\x00 not json [")
+    elif damage == "oversized":  # valid marks padded past the bound: not read at all
+        marks_file.write_bytes(marks_file.read_bytes() + b" " * (results_index.INDEX_HEADER_BYTES * 64))
     else:  # marks copied from another disk (or written for the folder as it was): they do not hold here
         marks = json.loads(marks_file.read_text())
         marks_file.write_text(json.dumps({n: [[m[0][0] + 1, *m[0][1:]], m[1]] for n, m in marks.items()}))
