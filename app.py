@@ -7,6 +7,7 @@ the Hub and judge settings.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 
@@ -19,14 +20,30 @@ from leaderboard.tracks import TRACKS  # imports no Hub client: the offline swit
 if not os.environ.get("SUBMISSIONS_REPO") and not any(os.environ.get(t.gold_env) for t in TRACKS.values()):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing to fetch from the Hub in the local default
 
+from leaderboard.scoring import gc_paused
 from leaderboard.service import Board
 from leaderboard.ui import build_app, launch_kwargs
 
 
+def start(board: Board | None = None):
+    """The board loaded and its page built: all `python app.py` does before serving (bench/bench_scale.py times it).
+
+    What loading and building allocate (entries, summaries, the page's components: 100,000s of objects at
+    10,000 submissions) lives as long as the process. The collector is paused meanwhile and all of it then moved
+    to the permanent generation (`gc.freeze`): the first collection after the pause would otherwise walk every
+    one of them (~50 ms at 10,000 submissions), and every later full collection again.
+    Only here, in the serving process: tests build many boards in one process and must get theirs back.
+    """
+    with gc_paused():  # one pause for both (theirs nest in it), so no collection runs between them
+        board = (board or Board()).start()
+        demo = build_app(board)
+        gc.freeze()  # before the collector is back on: the first allocation after would start the walk
+    return board, demo
+
+
 def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    board = Board().start()
-    demo = build_app(board)
+    _, demo = start()
     demo.queue(default_concurrency_limit=4).launch(**launch_kwargs())
 
 
