@@ -22,6 +22,8 @@ if not CHROMIUM.exists():
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 
 from leaderboard.submission import with_system  # noqa: E402
+from leaderboard.tracks import TRACKS  # noqa: E402
+from leaderboard.ui import views  # noqa: E402
 
 from appserver import place_submission, running_app  # noqa: E402
 
@@ -221,6 +223,30 @@ def test_board_loads_with_rows_and_a_chart_and_sorts(app, page_factory):
         const v = cells.map(c => parseFloat(c.innerText));
         return v.length > 1 && v.every((x, i) => i === 0 || v[i - 1] <= x);
     }""")
+    assert page.errors == []
+
+
+def test_a_track_tab_is_drawn_when_it_opens(app, page_factory):
+    """Only the first track's table is built with the page (ui/tabs/track.py `on_screen`); another track's table,
+    its leaders, its per-system picker and its first chart are drawn when its tab opens, in board order."""
+    page = page_factory()
+    open_board(page, app)
+    later = list(TRACKS.values())[2]  # a track with published figures: its leaders table is drawn too
+    assert later.reported_files and page.locator(f"#{later.name}-table [role=row][data-index]").count() == 0
+    page.get_by_role("tab", name=later.title, exact=True).click()
+    page.wait_for_function("(name) => location.search.includes('tab=' + name)", arg=later.name)
+    page.wait_for_selector(f"#{later.name}-table [role=row][data-index]")
+    first = views.table_page(app.board, later.name, show_reported=True)[1]["name"].iloc[0]  # the view's best row
+    assert column(page, f"{later.name}-table", header_index(page, f"{later.name}-table", "System"))[0].startswith(first)
+    page.wait_for_selector(f"#{later.name}-leaders table")
+    assert plot_svg_text(page, f"{later.name}-plot-0")
+    futurepedia = list(TRACKS.values())[1]  # the per-system picker's track: it gets its choices and the best system
+    page.get_by_role("tab", name=futurepedia.title, exact=True).click()
+    best = views.system_choices(app.board, futurepedia.name, limit=1)[0][0]
+    page.wait_for_function(
+        "([sel, want]) => document.querySelector(sel).value === want", arg=[f"#{futurepedia.name}-chart-system input", best]
+    )
+    assert plot_svg_text(page, f"{futurepedia.name}-plot-0")
     assert page.errors == []
 
 

@@ -15,7 +15,8 @@ from leaderboard.ui.tabs import AboutTab, CompareTab, SubmitTab, SystemTab, Trac
 def test_each_unit_restores_its_own_components(tmp_path):
     board = Board(Settings(data_dir=tmp_path, judge="none"), StoreSettings(data_dir=tmp_path))
     with gr.Blocks():
-        units = [TrackTab(board, t) for t in TRACKS.values()] + [c(board) for c in (CompareTab, SystemTab, SubmitTab, AboutTab)]
+        units = [TrackTab(board, t, on_screen=i == 0) for i, t in enumerate(TRACKS.values())]
+        units += [c(board) for c in (CompareTab, SystemTab, SubmitTab, AboutTab)]
     track = next(iter(TRACKS.values()))
     links = [
         {},
@@ -36,6 +37,14 @@ def test_each_unit_restores_its_own_components(tmp_path):
     old = tt.restore({"rank": [track.metrics[-1].label], "cols": ["Id"]}, track.name)
     assert old[tt.rank_by]["value"] == track.metrics[-1].key and old[tt.columns]["value"] == ["id"]
     assert len({u.id for u in units}) == len(units)
+    # Only the first track's table is drawn when the page is built; a link opening on another track draws that one
+    # (its table, leaders and per-system picker), and leaves the others as they are.
+    later = units[1]
+    assert not later.drawn_at_build and tt.drawn_at_build
+    opened = later.restore({"tab": [later.id]}, later.id)
+    assert "value" in opened[later.table] and "choices" in opened[later.chart_system]
+    assert all("value" not in tt.restore({"tab": [later.id]}, later.id)[c] for c in (tt.table, tt.leaders))
+    assert "value" not in later.restore({}, track.name)[later.table]
 
 
 def test_every_handler_of_the_page_is_guarded(tmp_path):

@@ -93,7 +93,7 @@ def build(board: Board) -> gr.Blocks:
         with gr.Tabs(elem_id="main-tabs") as page.main_tabs:
             for name, track in TRACKS.items():
                 with gr.Tab(track.title, id=name) as tab:
-                    units.append((TrackTab(board, track), tab))
+                    units.append((TrackTab(board, track, on_screen=not units), tab))  # the first tab is on screen
             for unit_class in (CompareTab, SystemTab, SubmitTab, AboutTab):
                 with gr.Tab(unit_class.title, id=unit_class.id) as tab:
                     units.append((unit_class(board), tab))

@@ -16,9 +16,13 @@ _API_FILTER_NAMES = {"has": "has_results_for"}
 class TrackTab:
     """Controls, table, CSV export and lazily built charts of one track; its events and its permalink."""
 
-    def __init__(self, board: Board, track: Track):
+    def __init__(self, board: Board, track: Track, on_screen: bool = True):
+        """`on_screen`: the tab a page opens on. The others are drawn when they open (their tab's select renders
+        the table, `wire`) or when a permalink opens on them (`restore`): ranking a track is a pass over all of
+        its systems (a third of the start-up at 10,000 submissions), so a track nobody opens costs none of it."""
         self.id = track.name
         self.board, self.track = board, track
+        self.drawn_at_build = on_screen
         t = track
         metric_choices = [(m.label, m.key) for m in t.metrics]
         with gr.Row(equal_height=True):
@@ -59,12 +63,18 @@ class TrackTab:
             )
             gr.HTML(html.reported_legend(), elem_id=f"{t.name}-reported-legend")
         page_rows = views.page_rows()
-        # the initial page only: formatting cost stays that of one page however many systems the board has
-        disp, raw, every = views.table_page(board, t.name, show_reported=True, rows=page_rows)
-        note = views.page_note(raw, every)
+        if on_screen:
+            # the initial page only: formatting cost stays that of one page however many systems the board has
+            disp, raw, every = views.table_page(board, t.name, show_reported=True, rows=page_rows)
+            note = views.page_note(raw, every)
+            value, datatype = views.table_value(disp, raw, t), views.datatypes(disp, t)
+            leaders = views.leaders_html(board, t, every, t.rank_by)
+            systems = views.system_choices(board, t.name, limit=page_rows)
+        else:  # drawn when it opens
+            value, datatype, note, leaders, systems = None, "str", "", "", []
         self.table = gr.Dataframe(
-            views.table_value(disp, raw, t),
-            datatype=views.datatypes(disp, t),
+            value,
+            datatype=datatype,
             interactive=False,
             wrap=True,
             pinned_columns=3,
@@ -74,7 +84,7 @@ class TrackTab:
             label=f"{t.title}: ranked by {t.metric(t.rank_by).label}" + (f" · {note}" if note else ""),
         )
         # Who leads per category among rescored and among reported rows (tracks with reported figures)
-        self.leaders = gr.HTML(views.leaders_html(board, t, every, t.rank_by), elem_id=f"{t.name}-leaders")
+        self.leaders = gr.HTML(leaders, elem_id=f"{t.name}-leaders")
         with gr.Row():
             # "show more": the rows shown grow by a page; the number is a control (permalink, API `rows`)
             self.more = gr.Button("Show more", size="sm", visible=bool(note), elem_id=f"{t.name}-more")
@@ -88,7 +98,6 @@ class TrackTab:
                 self.chart_metric = gr.Dropdown(
                     metric_choices, value=t.rank_by, label="Chart metric", scale=1, elem_id=f"{t.name}-chart-metric"
                 )
-                systems = views.system_choices(board, t.name, limit=page_rows)
                 self.chart_system = gr.Dropdown(
                     systems,
                     value=systems[0][1] if systems else None,
@@ -232,7 +241,7 @@ class TrackTab:
     # ---- permalink ----------------------------------------------------------------------------
     @property
     def restore_outputs(self) -> list:
-        return self.controls
+        return [*self.controls, self.table, self.leaders, self.more, self.chart_system]
 
     def restore(self, params: dict[str, list[str]], tab: str) -> dict:
         """Control values from a permalink (unknown values fall back to defaults); defaults unless this tab is named."""
@@ -240,27 +249,33 @@ class TrackTab:
         t = self.track
         slice_choice = urlstate.first(params, "slice", views.ALL)
         cols = params.get("cols")
+        rank_key = views.cols.metric_key(t, urlstate.first(params, "rank"))  # key, or an older link's label
+        slice_choice = slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL
+        search = urlstate.first(params, "q", "")
         out = {
-            self.rank_by: gr.update(
-                value=views.cols.metric_key(t, urlstate.first(params, "rank"))
-            ),  # key, or an older link's label
-            self.slice: gr.update(
-                choices=views.slice_choices(self.board, t),
-                value=slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL,
-            ),
-            self.search: gr.update(value=urlstate.first(params, "q", "")),
+            self.rank_by: gr.update(value=rank_key),
+            self.slice: gr.update(choices=views.slice_choices(self.board, t), value=slice_choice),
+            self.search: gr.update(value=search),
         }
         choices = views.filter_choices(self.board, t)
+        wanted = []
         for f, control in zip(self.filter_fields, self.filters):
             pairs = keyed(choices.get(f.key, []))
-            wanted = [v for v in by_label(pairs, params.get(f"f.{f.key}", [])) if v in {k for _, k in pairs}]
-            out[control] = gr.update(choices=pairs, value=wanted)
+            wanted.append([v for v in by_label(pairs, params.get(f"f.{f.key}", [])) if v in {k for _, k in pairs}])
+            out[control] = gr.update(choices=pairs, value=wanted[-1])
         optional = {k for _, k in views.optional_columns(t)}
-        out[self.columns] = gr.update(
-            value=[k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
-        )
-        out[self.show_reported] = gr.update(value=urlstate.first(params, "reported", "1") != "0")
-        out[self.rows] = gr.update(value=views.rows_wanted(urlstate.first(params, "rows")))
+        columns = [k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
+        show = urlstate.first(params, "reported", "1") != "0"
+        rows = views.rows_wanted(urlstate.first(params, "rows"))
+        out[self.columns] = gr.update(value=columns)
+        out[self.show_reported] = gr.update(value=show)
+        out[self.rows] = gr.update(value=rows)
+        if tab == self.id and not self.drawn_at_build:  # a link opening on a track not drawn yet: draw it now
+            table, _, leaders, more, rows_shown = self.render(None, rank_key, slice_choice, search, *wanted, columns, show, rows)
+            out.update({self.table: table, self.leaders: leaders, self.more: more, self.rows: {**rows_shown, "value": rows}})
+            out[self.chart_system] = self.repick_system(None)
+        else:  # drawn already (or drawn when it opens): left as it is
+            out.update({c: gr.update() for c in (self.table, self.leaders, self.more, self.chart_system)})
         return out
 
     # ---- events -------------------------------------------------------------------------------
@@ -298,6 +313,8 @@ class TrackTab:
         # the first chart of a track is drawn when the track tab opens
         first = gr.Number(0, visible=False)
         tab.select(self.chart, [first, *chart_inputs], self.plots[0], api_name=False)
+        if not self.drawn_at_build:  # its per-system picker is filled when it opens too (the pick redraws the chart)
+            tab.select(self.repick_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
         for control in (self.chart_metric, self.chart_system):
             control.change(self.redraw_active, [self.active_chart, *chart_inputs], self.plots, api_name=False)
         self.chart_system.key_up(
