@@ -256,7 +256,7 @@ class Board:
             )
             with self._lock:
                 self._entries[f.path] = entry
-            self._score_isolated(entry, f.local_path, f.sha256)
+            self._score_isolated(entry, f.local, f.sha256)  # a str from the local store: a Path only if scored
             changed = True
         with self._lock:
             for path in set(self._entries) - seen:
@@ -269,7 +269,7 @@ class Board:
             if push:
                 self._push_results()
 
-    def _score_isolated(self, entry: Entry, local_path: Path, sha256: str) -> None:
+    def _score_isolated(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
         """Score one file; whatever goes wrong stays on this entry, so one bad file never hides the others."""
         try:
             self._score(entry, local_path, sha256)
@@ -286,7 +286,7 @@ class Board:
     def _track_of(e: Entry) -> str | None:
         return e.summary.get("track") or e.metadata.get("track") or (e.path.split("/")[1:2] or [None])[0]
 
-    def _score(self, entry: Entry, local_path: Path, sha256: str) -> None:
+    def _score(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
         judged = self.rescorer.cached(sha256, self.judge) if self.judge is not None else None
         scored = judged or self.rescorer.cached(sha256) or self.rescorer.score_file(local_path)
         entry.summary, entry.key = scored.summary, scored.key

@@ -162,12 +162,12 @@ class LocalStore(Store):
 
     # ---- reading -------------------------------------------------------------------------
 
-    def _sha256(self, file: Path, held: bool = False) -> str:
+    def _sha256(self, file: str | Path, held: bool = False) -> str:
         """`held`: its directory's record holds (see __init__), so a hash taken when it was recorded holds too."""
         cached = self._hash_cache.get(str(file))
         if held and cached is not None:
             return cached[3]
-        st = file.stat()
+        st = os.stat(file)
         if cached and cached[:3] == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
             return cached[3]
         h = hashlib.sha256()
@@ -179,30 +179,27 @@ class LocalStore(Store):
         self._hashes_dirty = True
         return digest
 
-    def _scan(self, track: str | None = None) -> list[tuple[str, Path, str, str]]:
+    def _scan(self, track: str | None = None) -> list[tuple[str, str | Path, str, str]]:
         """(repo path, local file, track, user) of every submission, demo ones included."""
         return self._scan_folder(track, record=False)[0]
 
     def _scan_folder(
         self, track: str | None = None, record: bool = True
-    ) -> tuple[list[tuple[str, Path, str, str]], set[str], set[str]]:
+    ) -> tuple[list[tuple[str, str | Path, str, str]], set[str], set[str]]:
         """(what `_scan` returns; the files of the submissions folder whose recorded hash holds without a stat;
         every file of that folder). `record`: record the directories listed (only when the caller then checks
         every submission's hash, as `pull` does: a record vouches for the hashes taken after it)."""
-        found: list[tuple[str, Path, str, str]] = []
+        found: list[tuple[str, str | Path, str, str]] = []
         listed: list[tuple[str, str, bool]] = []  # (repo path, local file, its directory's record holds)
         sub_root = self.root / SUBMISSIONS_DIR
         base = sub_root / track if track else sub_root
         if base.is_dir():
             now_ns = time.time_ns() if record else None
             self._walk(str(base), base.relative_to(self.root).as_posix(), listed, now_ns, self._walked)
-            folders: dict[str, Path] = {}  # a Path per directory, each file's joined to it (3x cheaper than parsing)
             for rel, file, _ in sorted(listed):
                 parsed = parse_submission_path(rel)
                 if parsed:
-                    folder, _, name = file.rpartition("/")
-                    folder_path = folders.get(folder) or folders.setdefault(folder, Path(folder))
-                    found.append((rel, folder_path.joinpath(name), *parsed))
+                    found.append((rel, file, *parsed))  # a str: no Path per file (SubmissionFile.local)
         if self.demo_dir and self.demo_dir.is_dir():
             for file in sorted(self.demo_dir.rglob("*")):
                 rel_parts = file.relative_to(self.demo_dir).parts
@@ -315,7 +312,7 @@ class LocalStore(Store):
         with self._write_lock:
             existing = self._scan(track)
             for rel, file, _, _ in existing:
-                if file.stat().st_size == len(data) and self._sha256(file) == digest:
+                if os.stat(file).st_size == len(data) and self._sha256(file) == digest:
                     raise DuplicateSubmission(existing=rel, track=track)
             now = self._clock()
             check_rate(

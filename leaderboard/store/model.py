@@ -18,12 +18,18 @@ class SubmissionFile:
     """One submission as stored: the raw file (already on local disk) and its metadata."""
 
     path: str  # path in the repo, e.g. submissions/unidoc/alice/20260102T030405Z-0123456789ab.jsonl
-    local_path: Path  # readable local copy (Hub: inside the download cache)
+    # Readable local copy (Hub: inside the download cache). The local store gives a str: it lists 10,000s of
+    # files at each start, and building a Path costs more than the rest of a file's entry; `local_path` is the Path.
+    local: str | Path
     track: str
     user: str
     sha256: str  # of the raw bytes as stored (gzip included)
     # The <file>.meta.json content, {} when absent.
     metadata: dict = field(default_factory=dict)
+
+    @property
+    def local_path(self) -> Path:
+        return Path(self.local)
 
 
 @dataclass(frozen=True)
