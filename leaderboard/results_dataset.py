@@ -24,7 +24,6 @@ from collections.abc import Iterable
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .tracks import TRACKS, Track
 
@@ -90,6 +89,8 @@ def units_frame(board, entry) -> pd.DataFrame:
 
 def parquet_bytes(df: pd.DataFrame) -> bytes:
     sink = io.BytesIO()
+    import pyarrow.parquet as pq  # here: only a push writes parquet, and importing it costs every start ~10 ms
+
     pq.write_table(pa.Table.from_pandas(df, preserve_index=False), sink)
     return sink.getvalue()
 
