@@ -279,6 +279,22 @@ def read(
     return index, st, problem
 
 
+def read_marked(root: Path, name: str, metric_version: str, marked: tuple) -> IndexFile | None:
+    """Index file `name` when it still has the signature `marked` (so its size is the one read within bound when it
+    was marked, and its rows the ones checked then); None otherwise, or when it no longer decodes as this version's."""
+    path = index_path(root, name)
+    try:
+        if file_signature(path.stat()) != tuple(marked):
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) != marked[1]:  # changed between the stat and the read
+        return None
+    index, problem = decode(data, name, metric_version, rows_checked=True)
+    return index if problem is None else None
+
+
 def file_problem(rel: str, path: Path, metric_version: str) -> str | None:
     """Why a pulled index file (`rel`: its path under index/, "<track>/<shard>.json") must not be installed."""
     name = rel[:-5] if rel.endswith(".json") else ""

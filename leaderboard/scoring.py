@@ -229,6 +229,8 @@ class ResultsCache:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._index: dict[str, list[str]] | None = None
+        self._listed = False  # the folder listed (the marked start reads the marked index files only)
+        self._read_marked: set[str] = set()  # index files served from their marks without a listing
         self._reported: set[str] = set()  # bad files already logged: once per process, not per request
         # The results index (results_index.py): key -> row of every summary known sound, by index file;
         # summaries served from it are not read from their files. Index files to rewrite in `_dirty`.
@@ -243,18 +245,62 @@ class ResultsCache:
         return f"{sha256}.{track or '-'}.{(gold_sha or '-')[:12]}.v{METRIC_VERSION}.{_safe(judge)}"
 
     def _keys_for(self, sha256: str) -> list[str]:
-        if self._index is None:  # one directory listing, then in memory
+        if self._index is None:  # the marked index files, else one directory listing; then in memory
             self._index = {}
-            # The time, then the folder's signature, then its listing: a change after the stat shows in the next one.
-            now_ns = time.time_ns()
-            folder = os.stat(self.root)
-            names = os.listdir(self.root)  # names only: 10,000s of them at scale, no DirEntry object each
-            listed = [n[:-5] for n in names if n.endswith(".json")]
-            units_files = {n[:-4] for n in names if n.endswith(".npz")}
-            for key in listed:
-                self._index.setdefault(key.partition(".")[0], []).append(key)
-            self._load_index(listed, units_files, folder, now_ns)
+            if not self._load_marked():
+                self._list()
+        if sha256 not in self._index and not self._listed:
+            # Not in a marked index (a submission never scored, or a summary its index lacks): list the folder
+            # once, as a start without marks does, and read the index files not read yet.
+            self._list()
         return self._index.get(sha256, [])
+
+    def _list(self) -> None:
+        # The time, then the folder's signature, then its listing: a change after the stat shows in the next one.
+        now_ns = time.time_ns()
+        folder = os.stat(self.root)
+        names = os.listdir(self.root)  # names only: 10,000s of them at scale, no DirEntry object each
+        listed = [n[:-5] for n in names if n.endswith(".json")]
+        units_files = {n[:-4] for n in names if n.endswith(".npz")}
+        known = {k for keys in self._index.values() for k in keys}
+        for key in listed:
+            if key not in known:
+                self._index.setdefault(key.partition(".")[0], []).append(key)
+        self._listed = True
+        self._load_index(listed, units_files, folder, now_ns)
+
+    def _load_marked(self) -> bool:
+        """Serve the marked index files without listing the folder, when it is unchanged since they were marked.
+
+        A mark's folder signature was taken from a listing (its counts of summaries and per-unit files) once the
+        folder had stood unchanged for SETTLE_NS; any file added, removed or renamed over since changes the folder's
+        mtime and ctime (results_index.py), so while its inode, mtime and ctime are the marked ones, the listing
+        is the marked one too. Every marked file must still match its own signature, else nothing is served from
+        here (the listing start checks what changed). A key none of them holds makes `_keys_for` list the folder.
+        """
+        marks = results_index.read_marks(self.root)
+        folders = {mark[0] for mark in marks.values()}
+        if len(folders) != 1:  # none, or marks of different listings: not one state of the folder
+            return False
+        folder = os.stat(self.root)
+        if tuple(next(iter(folders))[:3]) != (folder.st_ino, folder.st_mtime_ns, folder.st_ctime_ns):
+            return False
+        loaded = {}
+        for name, (_, file_sig) in sorted(marks.items()):
+            index = results_index.read_marked(self.root, name, METRIC_VERSION, file_sig)
+            if index is None:
+                return False
+            loaded[name] = index
+        with self._index_lock:
+            for name, index in loaded.items():
+                rows = self._rows.setdefault(name, {})
+                for row in index.rows:
+                    if row.key not in rows:  # stored by this process before the index was read: newer
+                        rows[row.key] = row
+                        self._summaries[row.key] = results_index.summary_of(row)
+                        self._index.setdefault(row.key.partition(".")[0], []).append(row.key)
+        self._read_marked = set(loaded)
+        return True
 
     def _load_index(self, keys: list[str], units_files: set[str], folder: os.stat_result, now_ns: int) -> None:
         """Rows of the index files that still stand for their summaries (see results_index.py); the rest dropped.
@@ -269,6 +315,10 @@ class ResultsCache:
         marks = results_index.read_marks(self.root)
         new_marks: dict[str, results_index.Mark] = {}
         for name, summaries in sorted(names.items()):
+            if name in self._read_marked:  # read already (_load_marked): its mark stands while the folder is as marked
+                if name in marks and marks[name][0] == signature:
+                    new_marks[name] = marks[name]
+                continue
             held = marks[name][1] if name in marks and marks[name][0] == signature else None
             index, st, problem = results_index.read(self.root, name, METRIC_VERSION, summaries, held)
             if problem is not None and f"{results_index.INDEX_DIR}/{name}.json" not in self._reported:

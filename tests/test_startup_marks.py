@@ -96,6 +96,28 @@ def test_a_marked_index_serves_every_row_without_a_check_per_row(tmp_path, short
     marked_board(tmp_path, row_checks)
 
 
+def test_a_marked_start_lists_the_results_folder_only_for_a_key_it_lacks(tmp_path, short_settle, row_checks, monkeypatch):
+    """While the folder is as marked, the marked index files are read without listing it (ResultsCache._load_marked);
+    a submission none of them holds (a new one) makes the board list it once, and the marked files are not read or
+    checked again."""
+    before = marked_board(tmp_path, row_checks)
+    results, listings, listdir = str(tmp_path / "results"), [], os.listdir
+
+    def spy(path="."):
+        listings.append(str(path))
+        return listdir(path)
+
+    monkeypatch.setattr(os, "listdir", spy)
+    assert shown(local_board(tmp_path)) == before
+    assert results not in listings and row_checks == []
+    LocalStore(tmp_path / "local").submit("vdr", "late", "jsonl", b'{"system": {"name": "late"}}\n', {})
+    listings.clear()
+    board = local_board(tmp_path)
+    assert {i: row for i, row in shown(board).items() if i in before} == before
+    assert len(shown(board)) == len(before) + 1  # the new file: no result yet, scored (invalid here) and stored
+    assert listings.count(results) == 1 and row_checks == []
+
+
 def test_a_summary_renamed_over_after_marking_is_noticed_and_healed(tmp_path, short_settle, row_checks):
     before = marked_board(tmp_path, row_checks)
     board = local_board(tmp_path)
