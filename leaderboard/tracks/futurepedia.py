@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import compress, permutations
+from itertools import permutations
 from operator import itemgetter
 from pathlib import Path
 from typing import Annotated
@@ -13,7 +13,8 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from ..metrics.ngram import AnswerTable, answer_row, normalise_many, prepare_answer, split_parts
+from ..metrics import ngram_kernel
+from ..metrics.ngram import answer_row, normalise_many, prepare_answer, split_parts
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import Summary, summarise
@@ -102,25 +103,20 @@ class FuturepediaGold(Gold):
         }
 
     @cached_property
-    def rows(self) -> dict[tuple[int, str], tuple[tuple[str, ...], tuple[float, ...]]]:
-        """(id, language): the answer in that language as (needles, weights) (ngram.answer_row), once per gold load."""
-        return {(rid, q): answer_row(a) for rid, (ori, _) in self.prepared.items() for q, a in ori.items()}
-
-    @cached_property
-    def conflicting(self) -> tuple[AnswerTable, dict[tuple[int, str], tuple[int, int]]]:
-        """Every conflicting (new) answer in one AnswerTable, a record's answers one group (3-gram codes
-        computed once per gold load); and (id, document language) -> (first row, rows) of its answers.
-
-        A selection prediction is scored against every answer of every language it was offered (about
-        eight answers, long predictions): there one hashing pass over all predictions beats a substring
-        test per gold 3-gram, which stays the faster form for the one or two answers of the other tasks."""
-        answers, groups, rows = [], [], {}
-        for rid, (_, new) in self.prepared.items():
-            for d in LANGS:  # a document language without an answer supports nothing: (row, 0)
-                rows[rid, d] = (len(answers), len(new.get(d, ())))
-                answers.extend(new.get(d, ()))
-            groups.extend([self.index[rid]] * (len(answers) - len(groups)))
-        return AnswerTable(answers, groups), rows
+    def answer_rows(self) -> tuple[ngram_kernel.NeedleRows, dict[tuple[int, str], int], dict[tuple[int, str], tuple[int, int]]]:
+        """Every answer as a row of needles and weights (ngram.answer_row), packed once per gold load for
+        ngram_kernel.recall_pairs; (id, language) -> row of the original answer in that language; (id,
+        document language) -> (first row, rows) of that language's conflicting answers ((row, 0): none)."""
+        rows, original, conflicting = [], {}, {}
+        for rid, (ori, new) in self.prepared.items():
+            for q, answer in ori.items():
+                original[rid, q] = len(rows)
+                rows.append(answer_row(answer))
+            for d in LANGS:
+                answers = new.get(d, ())
+                conflicting[rid, d] = (len(rows), len(answers))
+                rows.extend(map(answer_row, answers))
+        return ngram_kernel.NeedleRows(rows), original, conflicting
 
     @cached_property
     def unit_index(self) -> dict[str, UnitIndex]:
@@ -228,6 +224,9 @@ class FuturepediaTrack(Track):
                     },
                 )
             )
+        # numba is imported and the recall kernel compiled (or loaded from its cache) here, with the gold,
+        # not at import (start-up) and not in the first submission's scoring
+        ngram_kernel.warm_up()
         return FuturepediaGold(
             source=str(file), sha256=hash_files([file]), records=records, index={r.id: i for i, r in enumerate(records)}
         )
@@ -392,11 +391,10 @@ class FuturepediaTrack(Track):
 def _unit_values(parsed: dict, gold: FuturepediaGold):
     """Per task, {metric: score per unit} (0 where unanswered) and the answered mask; the selection shares.
 
-    Each prediction is normalised once. Monolingual and crosslingual recalls are C-level substring tests
-    of each gold 3-gram (ngram.answer_row); selection predictions are paired with every answer of every
-    language they were offered and scored in one AnswerTable.recall call.
+    Each prediction is normalised once, and every (prediction, answer) pair of a task is scored in one
+    ngram_kernel.recall_pairs call.
     """
-    rows = gold.rows
+    rows, original, _ = gold.answer_rows
     values: dict[str, dict[str, np.ndarray]] = {}
     answered: dict[str, np.ndarray] = {}
     shares: dict[str, dict] = {}
@@ -408,19 +406,19 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
         answered[task][ks] = True
         cols = values[task] = {key: np.zeros(size) for key in TASK_KEYS[task]}
         if task == "monolingual":
-            out = []
-            for (rid, q), pred in zip(preds, normalise_many(list(preds.values()))):
-                needles, weights = rows[rid, q]
-                out.append(sum(compress(weights, map(pred.__contains__, needles))))
-            cols["monolingual"][ks] = out
+            row_of = np.fromiter(map(original.__getitem__, preds), dtype=np.int64, count=len(preds))
+            cols["monolingual"][ks] = ngram_kernel.recall_pairs(
+                rows, normalise_many(list(preds.values())), np.arange(len(preds)), row_of
+            )
         elif task == "crosslingual":
-            strict, other = [], []
-            for (rid, q, d), pred in zip(preds, normalise_many(list(preds.values()))):
-                contains = pred.__contains__  # normalised once per record, not once per gold answer
-                needles, weights = rows[rid, q]
-                strict.append(sum(compress(weights, map(contains, needles))))
-                needles, weights = rows[rid, d]
-                other.append(sum(compress(weights, map(contains, needles))))
+            # pairs (i, answer in the query language), (i, answer in the documents' language), i = 0, 1, ...
+            row_of = np.fromiter(
+                (original[k] for rid, q, d in preds for k in ((rid, q), (rid, d))), dtype=np.int64, count=2 * len(preds)
+            )
+            recall = ngram_kernel.recall_pairs(
+                rows, normalise_many(list(preds.values())), np.repeat(np.arange(len(preds)), 2), row_of
+            )
+            strict, other = recall[0::2], recall[1::2]
             cols["crosslingual_strict"][ks] = strict
             cols["crosslingual_loose"][ks] = np.maximum(strict, other)
         else:
@@ -434,18 +432,17 @@ def _selection(preds: dict, gold: FuturepediaGold) -> tuple[np.ndarray, dict]:
     Per offered document language, its support is the best recall among its answers (0 without one);
     the shares are the supports normalised per unit.
     """
-    table, rows = gold.conflicting
-    index = gold.index
-    spans = [rows[rid, d] for (rid, _), (_, docs) in preds.items() for d in docs]
+    rows, _, conflicting = gold.answer_rows
+    spans = [conflicting[rid, d] for (rid, _), (_, docs) in preds.items() for d in docs]
     offered = np.fromiter((len(docs) for _, docs in preds.values()), dtype=np.int64, count=len(preds))
     group_first = np.fromiter((f for f, _ in spans), dtype=np.int64, count=len(spans))
     group_rows = np.fromiter((n for _, n in spans), dtype=np.int64, count=len(spans))
     unit_of_group = np.repeat(np.arange(len(preds)), offered)
     ends = np.cumsum(group_rows)
     pair_group = np.repeat(np.arange(len(spans)), group_rows)
-    recall = table.recall(
+    recall = ngram_kernel.recall_pairs(  # pairs in unit order: a prediction's grams are built once
+        rows,
         normalise_many([p for p, _ in preds.values()]),
-        np.fromiter((index[rid] for rid, _ in preds), dtype=np.int64, count=len(preds)),
         unit_of_group[pair_group],
         group_first[pair_group] + np.arange(len(pair_group)) - (ends - group_rows)[pair_group],
     )
