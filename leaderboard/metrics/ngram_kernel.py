@@ -9,9 +9,9 @@ the numbers are the same to the last bit.
 A needle occurs in a prediction exactly when it is one of the prediction's n-grams of its length, so each
 character n-gram is packed into one integer (21 bits a code point: U+10FFFF fits; each code point + 1, so
 0 means "no character" and a 3-gram, whose top field is never 0, never equals a 1- or 2-gram). Per
-prediction its 3-grams are packed and sorted once (its 1- and 2-grams only when a paired row holds a short
-needle), and each needle is a binary search: O(L log L + needles x log L) per prediction of L characters,
-never L x needles, whatever length a stranger sends (the prediction bound is base.MAX_ANSWER).
+prediction its grams are packed once and put in a small hash table (a short prediction) or sorted (a long
+one), and each needle is one lookup: O(L log L + needles x log L) at worst per prediction of L
+characters, never L x needles, whatever text a stranger sends (the length bound is base.MAX_ANSWER).
 
 The loop is compiled with numba, imported only at the first call (`kernel()`), never at
 `import leaderboard.*`: the app's start-up does not pay for it. Without numba the same function runs
@@ -29,7 +29,6 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 _SHIFT = 21  # bits per code point: the largest, U+10FFFF (+ 1), is below 2**21
-_THREE = 1 << (2 * _SHIFT)  # every packed 3-gram is >= this; 1- and 2-grams are below
 
 
 def pack(gram: str) -> int:
@@ -68,37 +67,79 @@ class NeedleRows:
         return len(self.short)
 
 
+_SMALL = 128  # up to this many grams a prediction's grams go in a hash table of _SLOTS; past it, sorted
+_SLOTS = 256  # a power of 2, at least 2 x _SMALL: the table is never more than half full
+
+
 def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_start, row_short, out):
     """out[e] = recall of row pair_row[e] against prediction pair_pred[e] (the code points
-    points[pred_start[p]:pred_start[p + 1]]). A prediction's grams are built when its pairs begin: pairs
-    grouped by prediction build them once (any order is correct, only slower). Numba compiles this one
-    function as written; interpreted it gives the same numbers."""
-    current = -1
-    chars = points[:0] + 1
-    threes = np.empty(0, dtype=np.int64)
-    shorts = np.empty(0, dtype=np.int64)
-    have_shorts = False
+    points[pred_start[p]:pred_start[p + 1]]).
+
+    A prediction's packed grams are built when its pairs begin (pairs grouped by prediction build them
+    once; any order is correct, only slower): its 3-grams, and its 1- and 2-grams too once a paired row
+    holds a short needle. Up to _SMALL grams (nearly every prediction) they go in a small open-addressing
+    table (linear probing, cleared by bumping a generation number): a needle costs a probe or two, and
+    even grams chosen to collide cost at most _SMALL probes each, a constant. Past _SMALL the grams are
+    merge-sorted and each needle is a binary search, O(L log L + needles x log L) for any input.
+    Numba compiles this one function as written (a helper would have to be jitted too); interpreted, it
+    gives the same numbers."""
+    longest = 0
+    for p in range(len(pred_start) - 1):
+        longest = max(longest, pred_start[p + 1] - pred_start[p])
+    grams = np.empty(3 * longest, dtype=np.int64)  # one buffer for every prediction: no allocation per record
+    slot_code = np.zeros(_SLOTS, dtype=np.int64)
+    slot_generation = np.zeros(_SLOTS, dtype=np.int64)  # a slot is taken when it holds the current generation
+    generation = 0
+    current, with_short, n = -1, False, 0
     for e in range(len(pair_pred)):
-        p = pair_pred[e]
-        if p != current:
-            current = p
-            chars = points[pred_start[p] : pred_start[p + 1]] + 1  # + 1: a packed field is never 0
-            threes = (chars[:-2] << 42) | (chars[1:-1] << 21) | chars[2:]
-            # merge sort: O(L log L) for any input (a quicksort can be driven quadratic, and a stranger
-            # chooses the prediction); numba takes `kind` only in argsort
-            threes = threes[np.argsort(threes, kind="mergesort")]
-            have_shorts = False
-        r = pair_row[e]
-        if row_short[r] and not have_shorts:  # 1- and 2-grams only for a row with a short needle
-            shorts = np.concatenate((chars, (chars[:-1] << 21) | chars[1:]))
-            shorts = shorts[np.argsort(shorts, kind="mergesort")]
-            have_shorts = True
+        p, r = pair_pred[e], pair_row[e]
+        if p != current or (row_short[r] and not with_short):
+            current, with_short, n = p, row_short[r], 0
+            first, end = pred_start[p], pred_start[p + 1]
+            for i in range(first, end):
+                c = points[i] + 1  # + 1: a packed field is never 0
+                if i + 2 < end:
+                    grams[n] = (c << 42) | ((points[i + 1] + 1) << 21) | (points[i + 2] + 1)
+                    n += 1
+                if with_short:
+                    grams[n] = c
+                    n += 1
+                    if i + 1 < end:
+                        grams[n] = (c << 21) | (points[i + 1] + 1)
+                        n += 1
+            if n <= _SMALL:
+                generation += 1
+                for i in range(n):
+                    code = grams[i]
+                    slot = (code ^ (code >> 17) ^ (code >> 38)) & (_SLOTS - 1)  # folds all three fields in
+                    while slot_generation[slot] == generation and slot_code[slot] != code:
+                        slot = (slot + 1) & (_SLOTS - 1)
+                    slot_generation[slot] = generation
+                    slot_code[slot] = code
+            else:  # a merge sort: O(L log L) for any input; numba's quicksort can be driven quadratic, and
+                # a stranger chooses the prediction (numba takes `kind` only in argsort)
+                held = grams[:n]
+                held[:] = held[np.argsort(held, kind="mergesort")]
         total = 0.0  # weights add in needle order from 0.0: bit for bit what sum(compress(...)) gives
         for k in range(row_start[r], row_start[r + 1]):
-            code = codes[k]
-            grams = threes if code >= _THREE else shorts
-            at = np.searchsorted(grams, code)
-            if at < len(grams) and grams[at] == code:
+            code, found = codes[k], False
+            if n <= _SMALL:
+                slot = (code ^ (code >> 17) ^ (code >> 38)) & (_SLOTS - 1)
+                while slot_generation[slot] == generation:
+                    if slot_code[slot] == code:
+                        found = True
+                        break
+                    slot = (slot + 1) & (_SLOTS - 1)
+            else:
+                low, high = 0, n
+                while low < high:  # binary search of grams[:n]
+                    mid = (low + high) >> 1
+                    if grams[mid] < code:
+                        low = mid + 1
+                    else:
+                        high = mid
+                found = low < n and grams[low] == code
+            if found:
                 total += weights[k]
         out[e] = total
 
