@@ -12,24 +12,11 @@ from leaderboard.metrics.ngram import (
     answer_row,
     multi_part_recall,
     normalise,
-    normalise_many,
     prepare_answer,
     split_parts,
 )
 
-TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
 WORDY = st.text(alphabet="abcé 字符ab\u0301\t", max_size=25)  # repeats, short answers, a combining mark, whitespace
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(TEXT, max_size=6))
-def test_normalise_many_is_normalise_one_by_one(texts):
-    assert normalise_many(texts) == [normalise(t) for t in texts]
-
-
-def test_a_text_holding_nul_takes_the_one_by_one_path():
-    texts = ["a\0b", "  C  "]
-    assert normalise_many(texts) == [normalise(t) for t in texts] == ["a\0b", "c"]
 
 
 @settings(max_examples=300, deadline=None)

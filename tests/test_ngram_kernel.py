@@ -14,17 +14,35 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from leaderboard.metrics import ngram_kernel
-from leaderboard.metrics.ngram import answer_row, multi_part_recall, normalise, normalise_many, prepare_answer, split_parts
+from leaderboard.metrics.ngram import answer_row, multi_part_recall, normalise, prepare_answer, split_parts
 from leaderboard.tracks.base import MAX_ANSWER
 
 ROOT = Path(__file__).resolve().parents[1]
 
 # any code point (CJK, astral, NUL, lone surrogates) plus a few chosen often: repeats make grams match
-ODD = st.sampled_from(["\0", "\ud800", "\udfff", "\U0001d538", "\U0010ffff", "😀", "字", "符", "准", "将", "é", "\u0301", " "])
-CHAR = st.one_of(st.characters(codec=None, categories=None), ODD, st.sampled_from("abcab"))
+ODD = st.sampled_from(
+    ["\0", "\ud800", "\udfff", "\U0001d538", "\U0010ffff", "😀", "字", "符", "准", "将", "é", "\u0301", "ﬁ", "ß", "İ"]
+)
+SPACE = st.sampled_from([" ", "\t", "\n", "\x1c", "\x85", "\xa0", "\u2028", "\u3000"])  # str.isspace, some NFKC-mapped
+CHAR = st.one_of(st.characters(codec=None, categories=None), ODD, SPACE, st.sampled_from("abcab"))
 TEXT = st.text(alphabet=CHAR, max_size=20)
 SHORT = st.text(alphabet=CHAR, min_size=1, max_size=2)  # 1-2 characters: the short-answer rule
 ANSWER = st.lists(st.one_of(TEXT, SHORT), min_size=1, max_size=4)  # parts of one answer
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(TEXT, st.text(alphabet=st.one_of(SPACE, st.sampled_from("aB\0")), max_size=8)), max_size=6))
+def test_normalised_points_are_normalise_one_by_one(texts):
+    """NFKC + casefold over the NUL-joined texts and the compiled whitespace collapse give each text's normalise()."""
+    points, starts = ngram_kernel.normalised_points(texts)
+    assert len(starts) == len(texts) + 1 and starts[-1] == len(points)
+    for text, first, end in zip(texts, starts, starts[1:]):
+        assert points[first:end].tolist() == [ord(c) for c in normalise(text)]
+
+
+def test_the_space_table_covers_every_whitespace_character():
+    table = ngram_kernel._space_table()
+    assert [c for c in range(0x110000) if chr(c).isspace()] == np.flatnonzero(table).tolist()
 
 
 def row_form(needles, weights, prediction: str) -> float:
@@ -34,7 +52,7 @@ def row_form(needles, weights, prediction: str) -> float:
 
 def kernel_recalls(answers, predictions, pairs, kernel=None):
     rows = ngram_kernel.NeedleRows([answer_row(prepare_answer(split_parts(a, split=False))) for a in answers])
-    preds = normalise_many(predictions)
+    preds = ngram_kernel.normalised_points(predictions)
     pair_pred = [i for i, _ in pairs]
     pair_row = [r for _, r in pairs]
     if kernel is None:
@@ -68,6 +86,40 @@ def test_the_interpreted_fallback_gives_the_same_numbers(answers, predictions):
     pairs = [(i, r) for i in range(len(predictions)) for r in range(len(answers))]
     got = kernel_recalls(answers, predictions, pairs, kernel=ngram_kernel._recall_pairs)
     assert got.tolist() == wanted(answers, predictions, pairs) == kernel_recalls(answers, predictions, pairs).tolist()
+
+
+FILLER = st.text(alphabet=st.one_of(ODD, st.sampled_from("abcab")), min_size=3, max_size=6)  # no whitespace: stays long
+LONG = st.builds(lambda head, filler, tail: head + filler * 100 + tail, TEXT, FILLER, TEXT)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(ANSWER, min_size=1, max_size=3), st.lists(LONG, min_size=1, max_size=3), st.randoms())
+def test_long_predictions_take_the_sorted_path_with_the_same_numbers(answers, fillers, rnd):
+    """Past ngram_kernel._SMALL grams a prediction's grams are merge-sorted and binary-searched: exact too.
+    Half the predictions embed an answer, so there are hits."""
+    predictions = [f + "".join(answers[i % len(answers)]) if i % 2 else f for i, f in enumerate(fillers)]
+    pairs = [(i, r) for i in range(len(predictions)) for r in range(len(answers))]
+    rnd.shuffle(pairs)
+    assert all(len(normalise(p)) > ngram_kernel._SMALL for p in predictions)
+    assert kernel_recalls(answers, predictions, pairs).tolist() == wanted(answers, predictions, pairs)
+
+
+def test_grams_that_collide_in_the_hash_table_are_found_exactly():
+    """A prediction whose grams all fall in one slot of the small table (a probe chain as long as it gets)."""
+
+    def slot(text):
+        code = ngram_kernel.pack(text)
+        return (code ^ (code >> 17) ^ (code >> 38)) & (ngram_kernel._SLOTS - 1)
+
+    chars = [chr(c) for c in range(0x4E00, 0x9FFF) if slot(chr(c) * 3) == 0][:45]
+    assert len(chars) == 45
+    prediction = "".join(c * 3 for c in chars[:40])  # 118 grams: 40 colliding "ccc", the others between
+    assert len(prediction) - 2 <= ngram_kernel._SMALL
+    answers = [[c * 3] for c in chars] + [["".join(chars[:3])], [chars[0] * 3 + chars[1] * 3]]
+    pairs = [(0, r) for r in range(len(answers))]
+    got = kernel_recalls(answers, [prediction], pairs)
+    assert got.tolist() == wanted(answers, [prediction], pairs)
+    assert got[:45].tolist() == [1.0] * 40 + [0.0] * 5
 
 
 def test_short_answers_multi_part_answers_and_astral_characters():
@@ -132,9 +184,9 @@ def test_without_numba_scoring_runs_interpreted_with_a_warning_and_the_same_numb
         from leaderboard.metrics import ngram_kernel
         from leaderboard.metrics.ngram import answer_row, prepare_answer
         rows = ngram_kernel.NeedleRows([answer_row(prepare_answer(["abcd", "x"]))])
-        print(ngram_kernel.recall_pairs(rows, ["xx bcd"], [0], [0]).tolist())
-        print(ngram_kernel.kernel() is ngram_kernel._recall_pairs)
+        print(ngram_kernel.recall_pairs(rows, ngram_kernel.normalised_points(["  XX\u3000bcd ", ""]), [0, 1], [0, 0]).tolist())
+        print(ngram_kernel.compiled(ngram_kernel._recall_pairs) is ngram_kernel._recall_pairs)
         """
     )
     assert "numba is not installed" in out
-    assert out.strip().splitlines()[-2:] == ["[0.75]", "True"]
+    assert out.strip().splitlines()[-2:] == ["[0.75, 0.0]", "True"]

@@ -13,21 +13,6 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def normalise_many(texts: list[str]) -> list[str]:
-    """[normalise(t) for t in texts], in a few C-level passes over one joined string.
-
-    NUL separates the texts: it is a starter that composes with nothing, is not whitespace and has no case,
-    so NFKC, casefold and whitespace collapsing never reach across it. A text holding NUL itself takes
-    the one-by-one path.
-    """
-    joined = "\0".join(texts)
-    if len(texts) < 2 or joined.count("\0") != len(texts) - 1:
-        return list(map(normalise, texts))
-    joined = unicodedata.normalize("NFKC", joined).casefold()
-    # runs collapse across the whole string; a run touching a NUL leaves one space, which strip removes
-    return list(map(str.strip, " ".join(joined.split()).split("\0")))
-
-
 def ngram_set(text: str, n: int = 3) -> frozenset[str]:
     return frozenset(text[i : i + n] for i in range(len(text) - n + 1))
 

@@ -13,18 +13,21 @@ prediction its grams are packed once and put in a small hash table (a short pred
 one), and each needle is one lookup: O(L log L + needles x log L) at worst per prediction of L
 characters, never L x needles, whatever text a stranger sends (the length bound is base.MAX_ANSWER).
 
-The loop is compiled with numba, imported only at the first call (`kernel()`), never at
-`import leaderboard.*`: the app's start-up does not pay for it. Without numba the same function runs
-interpreted: the same numbers, only slower (a warning is logged once).
+The loops are compiled with numba, imported only at their first call (`compiled()`, from `warm_up()` at
+Futurepedia gold load), never at `import leaderboard.*`: the app's start-up does not pay for it. Without
+numba the same functions run interpreted: the same numbers, only slower (a warning is logged once).
 """
 
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
+
+from .ngram import normalise
 
 log = logging.getLogger(__name__)
 
@@ -144,54 +147,116 @@ def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_s
         out[e] = total
 
 
+def _collapse_whitespace(points, is_space, out, starts):
+    """Write each NUL-separated text of `points` to `out` with its whitespace runs as one space and none at
+    either end (what " ".join(text.split()) does); starts[i] = where text i begins in out, starts[-1] =
+    the size written (returned too). `is_space[c]`: str.isspace(chr(c)) (none past the table's end)."""
+    size, text, pending = 0, 0, False
+    starts[0] = 0
+    for c in points:
+        if c == 0:
+            text += 1
+            starts[text] = size
+            pending = False
+        elif c < len(is_space) and is_space[c]:
+            pending = size > starts[text]  # one space between words, none before the first
+        else:
+            if pending:
+                out[size] = 32
+                size += 1
+                pending = False
+            out[size] = c
+            size += 1
+    starts[text + 1] = size
+    return size
+
+
 @lru_cache(maxsize=1)
-def kernel():
-    """The pair loop compiled by numba (imported here, on first use), or the same loop interpreted if numba is missing.
+def _space_table() -> np.ndarray:
+    # str.split() splits on str.isspace() characters; the last of them is U+3000 (a test checks the whole range)
+    return np.array([chr(c).isspace() for c in range(0x3001)], dtype=np.bool_)
+
+
+@lru_cache(maxsize=1)
+def _numba():
+    """numba, imported here on first use (never at `import leaderboard.*`: start-up does not pay ~0.4 s), or None."""
+    try:
+        import numba
+    except ImportError:
+        log.warning("numba is not installed: Futurepedia recall runs interpreted (the same numbers, much slower)")
+        return None
+    return numba
+
+
+@cache
+def compiled(function):
+    """`function` compiled by numba, or itself (interpreted: the same numbers) if numba is missing.
 
     cache=True keeps the machine code in __pycache__ beside this module, so a new process loads it
     instead of compiling; numba itself falls back to a per-user cache directory (NUMBA_CACHE_DIR, else
     ~/.cache/numba) when that folder is read-only, and when no cache location is writable at all we
     compile without a cache rather than fail.
     """
-    try:
-        import numba
-    except ImportError:
-        log.warning("numba is not installed: Futurepedia recall runs interpreted (the same numbers, much slower)")
-        return _recall_pairs
+    numba = _numba()
+    if numba is None:
+        return function
     try:  # nogil: scoring threads can run side by side while in the loop
-        return numba.njit(cache=True, nogil=True)(_recall_pairs)
+        return numba.njit(cache=True, nogil=True)(function)
     except RuntimeError:  # "cannot cache function ...: no locator available": no writable cache directory
-        return numba.njit(nogil=True)(_recall_pairs)
+        return numba.njit(nogil=True)(function)
 
 
-def recall_pairs(rows: NeedleRows, predictions: Sequence[str], pair_pred, pair_row) -> np.ndarray:
-    """Recall of row pair_row[e] against (already normalised) prediction pair_pred[e], for every pair e.
+def normalised_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The code points of [ngram.normalise(t) for t in texts] in one int64 array, and where each text
+    starts in it (len(texts) + 1 offsets), one code point per character, lone surrogates included.
+
+    NFKC and casefold run once over the texts joined by NUL: NUL is a starter that composes with nothing,
+    is not whitespace and has no case, so neither reaches across it; the whitespace collapsing then runs
+    compiled, text by text. A text holding NUL itself takes the one-by-one path.
+    """
+    joined = "\0".join(texts)
+    if joined.count("\0") != len(texts) - 1:
+        normalised = [normalise(t) for t in texts]
+        starts = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, normalised), dtype=np.int64, count=len(texts)), out=starts[1:])
+        return _points("".join(normalised)), starts
+    points = _points(unicodedata.normalize("NFKC", joined).casefold())
+    out = np.empty_like(points)
+    starts = np.empty(len(texts) + 1, dtype=np.int64)
+    size = compiled(_collapse_whitespace)(points, _space_table(), out, starts)
+    return out[:size], starts
+
+
+def _points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+
+
+def recall_pairs(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray], pair_pred, pair_row) -> np.ndarray:
+    """Recall of row pair_row[e] against prediction pair_pred[e] of `predictions` (normalised_points), for every pair e.
 
     List a prediction's pairs together: its grams are built once per run of pairs."""
     out = np.zeros(len(pair_pred))
-    kernel()(*pair_arguments(rows, predictions, pair_pred, pair_row), out)
+    compiled(_recall_pairs)(*pair_arguments(rows, predictions, pair_pred, pair_row), out)
     return out
 
 
-def pair_arguments(rows: NeedleRows, predictions: Sequence[str], pair_pred, pair_row) -> tuple[np.ndarray, ...]:
+def pair_arguments(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray], pair_pred, pair_row) -> tuple:
     """The kernel's arguments but `out`, checked: every index in range (the compiled loop does not check bounds)."""
+    points, starts = predictions
     pair_pred = np.ascontiguousarray(pair_pred, dtype=np.int64)
     pair_row = np.ascontiguousarray(pair_row, dtype=np.int64)
     if pair_pred.shape != pair_row.shape or pair_pred.ndim != 1:
         raise ValueError("pair_pred and pair_row must be 1-d and of one length")
-    if len(pair_pred) and not (0 <= pair_pred.min() and pair_pred.max() < len(predictions)):
+    if len(pair_pred) and not (0 <= pair_pred.min() and pair_pred.max() < len(starts) - 1):
         raise ValueError("a pair names a prediction out of range")
     if len(pair_row) and not (0 <= pair_row.min() and pair_row.max() < len(rows)):
         raise ValueError("a pair names a row out of range")
-    lengths = np.fromiter(map(len, predictions), dtype=np.int64, count=len(predictions))
-    pred_start = np.zeros(len(predictions) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=pred_start[1:])
-    # one code point per character, lone surrogates included (as str.__contains__ sees them)
-    points = np.frombuffer("".join(predictions).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
-    return points, pred_start, pair_pred, pair_row, rows.codes, rows.weights, rows.start, rows.short
+    if starts[0] != 0 or starts[-1] > len(points) or np.any(np.diff(starts) < 0):
+        raise ValueError("prediction offsets out of order")
+    return points, starts, pair_pred, pair_row, rows.codes, rows.weights, rows.start, rows.short
 
 
 def warm_up() -> None:
-    """Compile (or load from the cache) the kernel now, on a tiny input of the real argument types, so the
-    first submission does not wait for it."""
-    recall_pairs(NeedleRows([(("abc", "é"), (0.5, 0.5))]), ["abcé"], [0], [0])
+    """Compile (or load from the cache) both loops now, on a tiny input of the real argument types, so the
+    first submission does not wait for them."""
+    recall_pairs(NeedleRows([(("abc", "é"), (0.5, 0.5))]), normalised_points(["abcé", "x y"]), [0], [0])

@@ -14,7 +14,7 @@ import msgspec
 import numpy as np
 
 from ..metrics import ngram_kernel
-from ..metrics.ngram import answer_row, normalise_many, prepare_answer, split_parts
+from ..metrics.ngram import answer_row, prepare_answer, split_parts
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import Summary, summarise
@@ -429,13 +429,13 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
         answered[task][ks] = True
         cols = values[task] = {key: np.zeros(size) for key in TASK_KEYS[task]}
         if task == "monolingual":
-            predictions = normalise_many(list(preds.values()))
+            predictions = ngram_kernel.normalised_points(list(preds.values()))
             cols["monolingual"][ks] = ngram_kernel.recall_pairs(
                 answers.needles, predictions, np.arange(len(preds)), answers.monolingual[ks]
             )
         elif task == "crosslingual":
             # pairs (i, answer in the query language), (i, answer in the documents' language), i = 0, 1, ...
-            predictions = normalise_many(list(preds.values()))
+            predictions = ngram_kernel.normalised_points(list(preds.values()))
             recall = ngram_kernel.recall_pairs(
                 answers.needles, predictions, np.repeat(np.arange(len(preds)), 2), answers.crosslingual[ks].ravel()
             )
@@ -465,7 +465,7 @@ def _selection(preds: dict, ks: np.ndarray, gold: FuturepediaGold) -> tuple[np.n
     pair_group = np.repeat(np.arange(len(group_rows)), group_rows)
     recall = ngram_kernel.recall_pairs(  # pairs in unit order: a prediction's grams are built once
         answers.needles,
-        normalise_many([p for p, _ in preds.values()]),
+        ngram_kernel.normalised_points([p for p, _ in preds.values()]),
         unit_of_group[pair_group],
         group_first[pair_group] + np.arange(len(pair_group)) - (ends - group_rows)[pair_group],
     )
