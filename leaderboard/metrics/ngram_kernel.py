@@ -183,7 +183,7 @@ def _numba():
     try:
         import numba
     except ImportError:
-        log.warning("numba is not installed: Futurepedia recall runs interpreted (the same numbers, much slower)")
+        log.warning("numba is not installed: the 3-gram recall kernels run interpreted (the same numbers, much slower)")
         return None
     return numba
 
