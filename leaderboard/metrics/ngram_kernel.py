@@ -31,7 +31,7 @@ from .ngram import normalise
 
 log = logging.getLogger(__name__)
 
-_SHIFT = 21  # bits per code point: the largest, U+10FFFF (+ 1), is below 2**21
+_SHIFT = 21  # bits per code point: the largest, U+10FFFF (+ 1), is below 2**21 (numba reads it as a constant)
 
 
 def pack(gram: str) -> int:
@@ -102,13 +102,13 @@ def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_s
             for i in range(first, end):
                 c = points[i] + 1  # + 1: a packed field is never 0
                 if i + 2 < end:
-                    grams[n] = (c << 42) | ((points[i + 1] + 1) << 21) | (points[i + 2] + 1)
+                    grams[n] = (c << (2 * _SHIFT)) | ((points[i + 1] + 1) << _SHIFT) | (points[i + 2] + 1)
                     n += 1
                 if with_short:
                     grams[n] = c
                     n += 1
                     if i + 1 < end:
-                        grams[n] = (c << 21) | (points[i + 1] + 1)
+                        grams[n] = (c << _SHIFT) | (points[i + 1] + 1)
                         n += 1
             if n <= _SMALL:
                 generation += 1
