@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import compress, permutations
+from itertools import permutations
 from operator import itemgetter
 from pathlib import Path
 from typing import Annotated
@@ -13,7 +13,8 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from ..metrics.ngram import AnswerTable, answer_row, normalise_many, prepare_answer, split_parts
+from ..metrics import ngram_kernel
+from ..metrics.ngram import answer_row, prepare_answer, split_parts
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import Summary, summarise
@@ -71,6 +72,18 @@ class Record:
     new: dict[str, dict[str, list[str]]]  # doc language -> answer language -> parts
 
 
+@dataclass(frozen=True)
+class AnswerRows:
+    """Every gold answer as an ngram_kernel row, and which rows each unit is scored against."""
+
+    needles: ngram_kernel.NeedleRows
+    monolingual: np.ndarray  # per monolingual unit (canonical order): the row of its answer
+    crosslingual: np.ndarray  # per crosslingual unit, 2 columns: the rows of the answers in its query and document languages
+    selection_record: np.ndarray  # per selection unit: its record's position
+    conflicting_first: np.ndarray  # [record position, document language code]: the first row of its conflicting answers
+    conflicting_count: np.ndarray  # ... and how many rows (0: that language has none)
+
+
 @dataclass
 class FuturepediaGold(Gold):
     records: list[Record]
@@ -102,25 +115,31 @@ class FuturepediaGold(Gold):
         }
 
     @cached_property
-    def rows(self) -> dict[tuple[int, str], tuple[tuple[str, ...], tuple[float, ...]]]:
-        """(id, language): the answer in that language as (needles, weights) (ngram.answer_row), once per gold load."""
-        return {(rid, q): answer_row(a) for rid, (ori, _) in self.prepared.items() for q, a in ori.items()}
-
-    @cached_property
-    def conflicting(self) -> tuple[AnswerTable, dict[tuple[int, str], tuple[int, int]]]:
-        """Every conflicting (new) answer in one AnswerTable, a record's answers one group (3-gram codes
-        computed once per gold load); and (id, document language) -> (first row, rows) of its answers.
-
-        A selection prediction is scored against every answer of every language it was offered (about
-        eight answers, long predictions): there one hashing pass over all predictions beats a substring
-        test per gold 3-gram, which stays the faster form for the one or two answers of the other tasks."""
-        answers, groups, rows = [], [], {}
-        for rid, (_, new) in self.prepared.items():
-            for d in LANGS:  # a document language without an answer supports nothing: (row, 0)
-                rows[rid, d] = (len(answers), len(new.get(d, ())))
-                answers.extend(new.get(d, ()))
-            groups.extend([self.index[rid]] * (len(answers) - len(groups)))
-        return AnswerTable(answers, groups), rows
+    def answer_rows(self) -> AnswerRows:
+        """Every answer as a row of needles and weights (ngram.answer_row), packed once per gold load for
+        ngram_kernel.recall_pairs, and where each unit finds its rows (see AnswerRows)."""
+        rows: list[tuple[tuple[str, ...], tuple[float, ...]]] = []
+        original: dict[tuple[int, str], int] = {}
+        first = np.zeros((len(self.records), len(LANGS)), dtype=np.int64)
+        count = np.zeros_like(first)
+        for i, record in enumerate(self.records):
+            ori, new = self.prepared[record.id]
+            for q, answer in ori.items():
+                original[record.id, q] = len(rows)
+                rows.append(answer_row(answer))
+            for c, d in enumerate(LANGS):  # a document language without an answer supports nothing: (row, 0)
+                answers = new.get(d, ())
+                first[i, c], count[i, c] = len(rows), len(answers)
+                rows.extend(map(answer_row, answers))
+        keys = self.unit_keys
+        return AnswerRows(
+            needles=ngram_kernel.NeedleRows(rows),
+            monolingual=np.array([original[u] for u in keys["monolingual"]], dtype=np.int64),
+            crosslingual=np.array([(original[i, q], original[i, d]) for i, q, d in keys["crosslingual"]], dtype=np.int64),
+            selection_record=np.array([self.index[i] for i, _ in keys["selection"]], dtype=np.int64),
+            conflicting_first=first,
+            conflicting_count=count,
+        )
 
     @cached_property
     def unit_index(self) -> dict[str, UnitIndex]:
@@ -228,6 +247,9 @@ class FuturepediaTrack(Track):
                     },
                 )
             )
+        # numba is imported and the recall kernel compiled (or loaded from its cache) here, with the gold,
+        # not at import (start-up) and not in the first submission's scoring
+        ngram_kernel.warm_up()
         return FuturepediaGold(
             source=str(file), sha256=hash_files([file]), records=records, index={r.id: i for i, r in enumerate(records)}
         )
@@ -392,11 +414,10 @@ class FuturepediaTrack(Track):
 def _unit_values(parsed: dict, gold: FuturepediaGold):
     """Per task, {metric: score per unit} (0 where unanswered) and the answered mask; the selection shares.
 
-    Each prediction is normalised once. Monolingual and crosslingual recalls are C-level substring tests
-    of each gold 3-gram (ngram.answer_row); selection predictions are paired with every answer of every
-    language they were offered and scored in one AnswerTable.recall call.
+    Each prediction is normalised once, and every (prediction, answer) pair of a task is scored in one
+    ngram_kernel.recall_pairs call.
     """
-    rows = gold.rows
+    answers = gold.answer_rows
     values: dict[str, dict[str, np.ndarray]] = {}
     answered: dict[str, np.ndarray] = {}
     shares: dict[str, dict] = {}
@@ -408,48 +429,47 @@ def _unit_values(parsed: dict, gold: FuturepediaGold):
         answered[task][ks] = True
         cols = values[task] = {key: np.zeros(size) for key in TASK_KEYS[task]}
         if task == "monolingual":
-            out = []
-            for (rid, q), pred in zip(preds, normalise_many(list(preds.values()))):
-                needles, weights = rows[rid, q]
-                out.append(sum(compress(weights, map(pred.__contains__, needles))))
-            cols["monolingual"][ks] = out
+            predictions = ngram_kernel.normalised_points(list(preds.values()))
+            cols["monolingual"][ks] = ngram_kernel.recall_pairs(
+                answers.needles, predictions, np.arange(len(preds)), answers.monolingual[ks]
+            )
         elif task == "crosslingual":
-            strict, other = [], []
-            for (rid, q, d), pred in zip(preds, normalise_many(list(preds.values()))):
-                contains = pred.__contains__  # normalised once per record, not once per gold answer
-                needles, weights = rows[rid, q]
-                strict.append(sum(compress(weights, map(contains, needles))))
-                needles, weights = rows[rid, d]
-                other.append(sum(compress(weights, map(contains, needles))))
+            # pairs (i, answer in the query language), (i, answer in the documents' language), i = 0, 1, ...
+            predictions = ngram_kernel.normalised_points(list(preds.values()))
+            recall = ngram_kernel.recall_pairs(
+                answers.needles, predictions, np.repeat(np.arange(len(preds)), 2), answers.crosslingual[ks].ravel()
+            )
+            strict, other = recall[0::2], recall[1::2]
             cols["crosslingual_strict"][ks] = strict
             cols["crosslingual_loose"][ks] = np.maximum(strict, other)
         else:
-            cols["selection_entropy"][ks], shares = _selection(preds, gold)
+            cols["selection_entropy"][ks], shares = _selection(preds, ks, gold)
     return values, answered, shares
 
 
-def _selection(preds: dict, gold: FuturepediaGold) -> tuple[np.ndarray, dict]:
-    """Normalised selection entropy per unit, and the mean share of each document language.
+def _selection(preds: dict, ks: np.ndarray, gold: FuturepediaGold) -> tuple[np.ndarray, dict]:
+    """Normalised selection entropy per unit (units at positions `ks`), and the mean share of each document language.
 
-    Per offered document language, its support is the best recall among its answers (0 without one);
-    the shares are the supports normalised per unit.
+    Per offered document language (a group), its support is the best recall among its answers (0
+    without one); the shares are the supports normalised per unit.
     """
-    table, rows = gold.conflicting
-    index = gold.index
-    spans = [rows[rid, d] for (rid, _), (_, docs) in preds.items() for d in docs]
-    offered = np.fromiter((len(docs) for _, docs in preds.values()), dtype=np.int64, count=len(preds))
-    group_first = np.fromiter((f for f, _ in spans), dtype=np.int64, count=len(spans))
-    group_rows = np.fromiter((n for _, n in spans), dtype=np.int64, count=len(spans))
+    answers = gold.answer_rows
+    offered_langs = [docs for _, docs in preds.values()]
+    offered = np.fromiter(map(len, offered_langs), dtype=np.int64, count=len(preds))
+    doc_of_group = np.fromiter((LANG_CODE[d] for docs in offered_langs for d in docs), dtype=np.int64, count=int(offered.sum()))
     unit_of_group = np.repeat(np.arange(len(preds)), offered)
+    record_of_group = answers.selection_record[ks][unit_of_group]
+    group_first = answers.conflicting_first[record_of_group, doc_of_group]
+    group_rows = answers.conflicting_count[record_of_group, doc_of_group]
     ends = np.cumsum(group_rows)
-    pair_group = np.repeat(np.arange(len(spans)), group_rows)
-    recall = table.recall(
-        normalise_many([p for p, _ in preds.values()]),
-        np.fromiter((index[rid] for rid, _ in preds), dtype=np.int64, count=len(preds)),
+    pair_group = np.repeat(np.arange(len(group_rows)), group_rows)
+    recall = ngram_kernel.recall_pairs(  # pairs in unit order: a prediction's grams are built once
+        answers.needles,
+        ngram_kernel.normalised_points([p for p, _ in preds.values()]),
         unit_of_group[pair_group],
         group_first[pair_group] + np.arange(len(pair_group)) - (ends - group_rows)[pair_group],
     )
-    support = np.zeros(len(spans))
+    support = np.zeros(len(group_rows))
     has = group_rows > 0
     if len(recall):
         support[has] = np.maximum.reduceat(recall, (ends - group_rows)[has])
@@ -458,8 +478,6 @@ def _selection(preds: dict, gold: FuturepediaGold) -> tuple[np.ndarray, dict]:
     plogp = np.zeros_like(p)
     np.multiply(p, np.log(p, out=np.zeros_like(p), where=p > 0), out=plogp, where=p > 0)
     entropy = -np.bincount(unit_of_group, weights=plogp, minlength=len(preds)) / np.log(offered)  # normalised SE
-    doc_codes = [LANG_CODE[d] for _, docs in preds.values() for d in docs]
-    doc_of_group = np.array(doc_codes, dtype=np.int64)
     share_sum = np.bincount(doc_of_group, weights=p, minlength=len(LANGS))
     count = np.bincount(doc_of_group, minlength=len(LANGS))
     shares = {d: {"share": float(share_sum[c] / count[c]), "offered": int(count[c])} for c, d in enumerate(LANGS) if count[c]}

@@ -1,0 +1,262 @@
+"""Character 3-gram recall of many (prediction, answer row) pairs in one compiled loop (Futurepedia scoring).
+
+An answer row is `ngram.answer_row`'s (needles, weights): a part's distinct 3-grams, or the whole text of a
+part shorter than 3 characters (the short-answer rule), each with its weight. A row's recall against a
+prediction is the sum of the weights of the needles the prediction contains, added one by one in needle
+order from 0.0: exactly what `sum(compress(weights, map(prediction.__contains__, needles)))` computes, so
+the numbers are the same to the last bit.
+
+A needle occurs in a prediction exactly when it is one of the prediction's n-grams of its length, so each
+character n-gram is packed into one integer (21 bits a code point: U+10FFFF fits; each code point + 1, so
+0 means "no character" and a 3-gram, whose top field is never 0, never equals a 1- or 2-gram). Per
+prediction its grams are packed once and put in a small hash table (a short prediction) or sorted (a long
+one), and each needle is one lookup: O(L log L + needles x log L) at worst per prediction of L
+characters, never L x needles, whatever text a stranger sends (the length bound is base.MAX_ANSWER).
+
+The loops are compiled with numba, imported only at their first call (`compiled()`, from `warm_up()` at
+Futurepedia gold load), never at `import leaderboard.*`: the app's start-up does not pay for it. Without
+numba the same functions run interpreted: the same numbers, only slower (a warning is logged once).
+"""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from collections.abc import Sequence
+from functools import cache, lru_cache
+
+import numpy as np
+
+from .ngram import normalise
+
+log = logging.getLogger(__name__)
+
+_SHIFT = 21  # bits per code point: the largest, U+10FFFF (+ 1), is below 2**21 (numba reads it as a constant)
+
+
+def pack(gram: str) -> int:
+    """A 1- to 3-character string as one non-negative int64 code (each code point + 1, 21 bits apiece)."""
+    if not 1 <= len(gram) <= 3:
+        raise ValueError(f"a needle has 1 to 3 characters, got {len(gram)}")
+    code = 0
+    for c in gram:
+        code = (code << _SHIFT) | (ord(c) + 1)
+    return code
+
+
+class NeedleRows:
+    """Answer rows (ngram.answer_row's (needles, weights)) as flat arrays: row r's needles are
+    codes[start[r]:start[r + 1]] (packed with `pack`) with their weights; `short[r]`: row r holds a 1- or
+    2-character needle. Built once per gold load."""
+
+    def __init__(self, rows: Sequence[tuple[Sequence[str], Sequence[float]]]):
+        codes: list[int] = []
+        weights: list[float] = []
+        starts = [0]
+        short = []
+        for needles, row_weights in rows:
+            if len(needles) != len(row_weights):
+                raise ValueError("a row needs one weight per needle")
+            codes.extend(map(pack, needles))
+            weights.extend(row_weights)
+            starts.append(len(codes))
+            short.append(any(len(n) < 3 for n in needles))
+        self.codes = np.array(codes, dtype=np.int64)
+        self.weights = np.array(weights, dtype=np.float64)
+        self.start = np.array(starts, dtype=np.int64)
+        self.short = np.array(short, dtype=np.bool_)
+
+    def __len__(self) -> int:
+        return len(self.short)
+
+
+_SMALL = 128  # up to this many grams a prediction's grams go in a hash table of _SLOTS; past it, sorted
+_SLOTS = 256  # a power of 2, at least 2 x _SMALL: the table is never more than half full
+
+
+def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_start, row_short, out):
+    """out[e] = recall of row pair_row[e] against prediction pair_pred[e] (the code points
+    points[pred_start[p]:pred_start[p + 1]]).
+
+    A prediction's packed grams are built when its pairs begin (pairs grouped by prediction build them
+    once; any order is correct, only slower): its 3-grams, and its 1- and 2-grams too once a paired row
+    holds a short needle. Up to _SMALL grams (nearly every prediction) they go in a small open-addressing
+    table (linear probing, cleared by bumping a generation number): a needle costs a probe or two, and
+    even grams chosen to collide cost at most _SMALL probes each, a constant. Past _SMALL the grams are
+    merge-sorted and each needle is a binary search, O(L log L + needles x log L) for any input.
+    Numba compiles this one function as written (a helper would have to be jitted too); interpreted, it
+    gives the same numbers."""
+    longest = 0
+    for p in range(len(pred_start) - 1):
+        longest = max(longest, pred_start[p + 1] - pred_start[p])
+    grams = np.empty(3 * longest, dtype=np.int64)  # one buffer for every prediction: no allocation per record
+    slot_code = np.zeros(_SLOTS, dtype=np.int64)
+    slot_generation = np.zeros(_SLOTS, dtype=np.int64)  # a slot is taken when it holds the current generation
+    generation = 0
+    current, with_short, n = -1, False, 0
+    for e in range(len(pair_pred)):
+        p, r = pair_pred[e], pair_row[e]
+        if p != current or (row_short[r] and not with_short):
+            current, with_short, n = p, row_short[r], 0
+            first, end = pred_start[p], pred_start[p + 1]
+            for i in range(first, end):
+                c = points[i] + 1  # + 1: a packed field is never 0
+                if i + 2 < end:
+                    grams[n] = (c << (2 * _SHIFT)) | ((points[i + 1] + 1) << _SHIFT) | (points[i + 2] + 1)
+                    n += 1
+                if with_short:
+                    grams[n] = c
+                    n += 1
+                    if i + 1 < end:
+                        grams[n] = (c << _SHIFT) | (points[i + 1] + 1)
+                        n += 1
+            if n <= _SMALL:
+                generation += 1
+                for i in range(n):
+                    code = grams[i]
+                    slot = (code ^ (code >> 17) ^ (code >> 38)) & (_SLOTS - 1)  # folds all three fields in
+                    while slot_generation[slot] == generation and slot_code[slot] != code:
+                        slot = (slot + 1) & (_SLOTS - 1)
+                    slot_generation[slot] = generation
+                    slot_code[slot] = code
+            else:  # a merge sort: O(L log L) for any input; numba's quicksort can be driven quadratic, and
+                # a stranger chooses the prediction (numba takes `kind` only in argsort)
+                held = grams[:n]
+                held[:] = held[np.argsort(held, kind="mergesort")]
+        total = 0.0  # weights add in needle order from 0.0: bit for bit what sum(compress(...)) gives
+        for k in range(row_start[r], row_start[r + 1]):
+            code, found = codes[k], False
+            if n <= _SMALL:
+                slot = (code ^ (code >> 17) ^ (code >> 38)) & (_SLOTS - 1)
+                while slot_generation[slot] == generation:
+                    if slot_code[slot] == code:
+                        found = True
+                        break
+                    slot = (slot + 1) & (_SLOTS - 1)
+            else:
+                low, high = 0, n
+                while low < high:  # binary search of grams[:n]
+                    mid = (low + high) >> 1
+                    if grams[mid] < code:
+                        low = mid + 1
+                    else:
+                        high = mid
+                found = low < n and grams[low] == code
+            if found:
+                total += weights[k]
+        out[e] = total
+
+
+def _collapse_whitespace(points, is_space, out, starts):
+    """Write each NUL-separated text of `points` to `out` with its whitespace runs as one space and none at
+    either end (what " ".join(text.split()) does); starts[i] = where text i begins in out, starts[-1] =
+    the size written (returned too). `is_space[c]`: str.isspace(chr(c)) (none past the table's end)."""
+    size, text, pending = 0, 0, False
+    starts[0] = 0
+    for c in points:
+        if c == 0:
+            text += 1
+            starts[text] = size
+            pending = False
+        elif c < len(is_space) and is_space[c]:
+            pending = size > starts[text]  # one space between words, none before the first
+        else:
+            if pending:
+                out[size] = 32
+                size += 1
+                pending = False
+            out[size] = c
+            size += 1
+    starts[text + 1] = size
+    return size
+
+
+@lru_cache(maxsize=1)
+def _space_table() -> np.ndarray:
+    # str.split() splits on str.isspace() characters; the last of them is U+3000 (a test checks the whole range)
+    return np.array([chr(c).isspace() for c in range(0x3001)], dtype=np.bool_)
+
+
+@lru_cache(maxsize=1)
+def _numba():
+    """numba, imported here on first use (never at `import leaderboard.*`: start-up does not pay ~0.4 s), or None."""
+    try:
+        import numba
+    except ImportError:
+        log.warning("numba is not installed: the 3-gram recall kernels run interpreted (the same numbers, much slower)")
+        return None
+    return numba
+
+
+@cache
+def compiled(function):
+    """`function` compiled by numba, or itself (interpreted: the same numbers) if numba is missing.
+
+    cache=True keeps the machine code in __pycache__ beside this module, so a new process loads it
+    instead of compiling; numba itself falls back to a per-user cache directory (NUMBA_CACHE_DIR, else
+    ~/.cache/numba) when that folder is read-only, and when no cache location is writable at all we
+    compile without a cache rather than fail.
+    """
+    numba = _numba()
+    if numba is None:
+        return function
+    try:  # nogil: scoring threads can run side by side while in the loop
+        return numba.njit(cache=True, nogil=True)(function)
+    except RuntimeError:  # "cannot cache function ...: no locator available": no writable cache directory
+        return numba.njit(nogil=True)(function)
+
+
+def normalised_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The code points of [ngram.normalise(t) for t in texts] in one int64 array, and where each text
+    starts in it (len(texts) + 1 offsets), one code point per character, lone surrogates included.
+
+    NFKC and casefold run once over the texts joined by NUL: NUL is a starter that composes with nothing,
+    is not whitespace and has no case, so neither reaches across it; the whitespace collapsing then runs
+    compiled, text by text. A text holding NUL itself takes the one-by-one path.
+    """
+    joined = "\0".join(texts)
+    if joined.count("\0") != len(texts) - 1:
+        normalised = [normalise(t) for t in texts]
+        starts = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, normalised), dtype=np.int64, count=len(texts)), out=starts[1:])
+        return _points("".join(normalised)), starts
+    points = _points(unicodedata.normalize("NFKC", joined).casefold())
+    out = np.empty_like(points)
+    starts = np.empty(len(texts) + 1, dtype=np.int64)
+    size = compiled(_collapse_whitespace)(points, _space_table(), out, starts)
+    return out[:size], starts
+
+
+def _points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+
+
+def recall_pairs(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray], pair_pred, pair_row) -> np.ndarray:
+    """Recall of row pair_row[e] against prediction pair_pred[e] of `predictions` (normalised_points), for every pair e.
+
+    List a prediction's pairs together: its grams are built once per run of pairs."""
+    out = np.zeros(len(pair_pred))
+    compiled(_recall_pairs)(*pair_arguments(rows, predictions, pair_pred, pair_row), out)
+    return out
+
+
+def pair_arguments(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray], pair_pred, pair_row) -> tuple:
+    """The kernel's arguments but `out`, checked: every index in range (the compiled loop does not check bounds)."""
+    points, starts = predictions
+    pair_pred = np.ascontiguousarray(pair_pred, dtype=np.int64)
+    pair_row = np.ascontiguousarray(pair_row, dtype=np.int64)
+    if pair_pred.shape != pair_row.shape or pair_pred.ndim != 1:
+        raise ValueError("pair_pred and pair_row must be 1-d and of one length")
+    if len(pair_pred) and not (0 <= pair_pred.min() and pair_pred.max() < len(starts) - 1):
+        raise ValueError("a pair names a prediction out of range")
+    if len(pair_row) and not (0 <= pair_row.min() and pair_row.max() < len(rows)):
+        raise ValueError("a pair names a row out of range")
+    if starts[0] != 0 or starts[-1] > len(points) or np.any(np.diff(starts) < 0):
+        raise ValueError("prediction offsets out of order")
+    return points, starts, pair_pred, pair_row, rows.codes, rows.weights, rows.start, rows.short
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) both loops now, on a tiny input of the real argument types, so the
+    first submission does not wait for them."""
+    recall_pairs(NeedleRows([(("abc", "é"), (0.5, 0.5))]), normalised_points(["abcé", "x y"]), [0], [0])
