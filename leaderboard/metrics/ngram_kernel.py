@@ -13,9 +13,10 @@ prediction its grams are packed once and put in a small hash table (a short pred
 one), and each needle is one lookup: O(L log L + needles x log L) at worst per prediction of L
 characters, never L x needles, whatever text a stranger sends (the length bound is base.MAX_ANSWER).
 
-The loops are compiled with numba, imported only at their first call (`compiled()`, from `warm_up()` at
-Futurepedia gold load), never at `import leaderboard.*`: the app's start-up does not pay for it. Without
-numba the same functions run interpreted: the same numbers, only slower (a warning is logged once).
+The loops are compiled with numba, imported only at their first call (`compiled()`: the first Futurepedia
+scoring of a process; `warm_up()` for a caller that wants it earlier), never at `import leaderboard.*` nor
+at gold load: the app's start-up loads every track's gold and does not pay for it. Without numba the same
+functions run interpreted: the same numbers, only slower (a warning is logged once).
 """
 
 from __future__ import annotations

@@ -247,9 +247,9 @@ class FuturepediaTrack(Track):
                     },
                 )
             )
-        # numba is imported and the recall kernel compiled (or loaded from its cache) here, with the gold,
-        # not at import (start-up) and not in the first submission's scoring
-        ngram_kernel.warm_up()
+        # Not here: the app's start-up loads every track's gold (the results cache keys name its hash) and must not
+        # pay numba's import and kernel load (~0.5 s; ~6 s to compile when the cache is cold): the first scoring
+        # of a process does (ngram_kernel.compiled).
         return FuturepediaGold(
             source=str(file), sha256=hash_files([file]), records=records, index={r.id: i for i, r in enumerate(records)}
         )
