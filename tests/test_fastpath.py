@@ -87,6 +87,32 @@ def test_mutated_files_get_the_same_verdict_on_both_paths(track, data):
         assert fast.errors == generic.errors  # errors always come from the generic path
 
 
+@pytest.mark.parametrize("respell", ["exact", "spaced", "another"])
+def test_a_records_question_text_gets_the_same_verdict_on_both_paths(respell, monkeypatch):
+    """A unidoc record may carry its question: the gold's text, or it with other whitespace, passes on both paths
+    (the fast one compares the exact text first, then the respaced one); another question is refused on both."""
+    from leaderboard.tracks import TRACKS
+
+    gold = TRACKS["unidoc"].load_gold(None)
+    head, *lines = _small(UNIDOC, 4).decode().splitlines()
+    records = [json.loads(x) for x in lines]
+    for k, r in enumerate(records):
+        text = gold.questions[gold.index[r["id"]]].question
+        if respell == "spaced":
+            text = "  " + text.replace(" ", " \t\n ") + " "
+        elif respell == "another" and k == 2:
+            text = gold.questions[(gold.index[r["id"]] + 1) % len(gold.questions)].question
+        r["question"] = text
+    data = "\n".join([head, *map(json.dumps, records)]).encode() + b"\n"
+    assert (fast_parse(data, "s.jsonl", None) is not None) == (respell != "another")
+    fast, generic = both(data, "s.jsonl", monkeypatch)
+    assert fast.ok == generic.ok == (respell != "another")
+    if fast.ok:
+        assert scores(fast) == scores(generic)
+    else:
+        assert fast.errors == generic.errors and "question text does not match" in str(generic.errors)
+
+
 def test_json_envelope_takes_the_fast_path(monkeypatch):
     lines = [json.loads(x) for x in VDR.decode().splitlines() if x.strip()]
     doc = json.dumps({**lines[0], "predictions": lines[1:]}).encode()

@@ -104,6 +104,11 @@ class UnidocGold(Gold):
         return doc, start, end, np.array([len(q.contexts) for q in self.questions])
 
     @cached_property
+    def spaced_questions(self) -> list[str]:
+        """Each question with its whitespace runs as single spaces (what a record's `question` is compared to)."""
+        return [_spaced(q.question) for q in self.questions]
+
+    @cached_property
     def unit_index(self) -> UnitIndex:
         """Questions resampled one by one, one stratum."""
         ids = [q.qid for q in self.questions]
@@ -426,9 +431,7 @@ class UnidocTrack(Track):
                 problems.error(where, "repeated question id", record=qid, field="id")
                 continue
             question = rec.get("question")
-            if question is not None and (
-                type(question) is not str or " ".join(question.split()) != " ".join(gold.questions[i].question.split())
-            ):
+            if question is not None and (type(question) is not str or _spaced(question) != gold.spaced_questions[i]):
                 problems.error(
                     where,
                     "question text does not match the gold question of this id (misaligned ids?)",
@@ -479,8 +482,10 @@ class UnidocTrack(Track):
         rows = list(map(gold.index.get, ids))
         if None in rows or len(set(rows)) != len(rows):
             return None
+        spaced, questions = gold.spaced_questions, gold.questions
         for r, i in zip(records, rows):
-            if r.question is not None and " ".join(r.question.split()) != " ".join(gold.questions[i].question.split()):
+            # the exact text (most records) needs no respacing: equal texts are equal once respaced too
+            if r.question is not None and r.question != questions[i].question and _spaced(r.question) != spaced[i]:
                 return None
         lists = list(map(_RETRIEVED, records))
         flat = list(chain.from_iterable(lists))
@@ -618,6 +623,10 @@ def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | Non
     if flat and set(map(type, chain.from_iterable(pages))) != {int}:
         return None
     return _columns(list(map(len, lists)), docs, pages, mods)
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _columns(lens: list[int], docs: list[str], pages: list[list[int]], mods: list) -> tuple[list[list[tuple]], tuple] | None:
