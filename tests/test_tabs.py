@@ -8,7 +8,7 @@ from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
 from leaderboard.tracks import TRACKS
-from leaderboard.ui import build_app
+from leaderboard.ui import build_app, views
 from leaderboard.ui.tabs import AboutTab, CompareTab, SubmitTab, SystemTab, TrackTab
 
 
@@ -45,6 +45,20 @@ def test_each_unit_restores_its_own_components(tmp_path):
     assert "value" in opened[later.table] and "choices" in opened[later.chart_system]
     assert all("value" not in tt.restore({"tab": [later.id]}, later.id)[c] for c in (tt.table, tt.leaders))
     assert "value" not in later.restore({}, track.name)[later.table]
+    # a hostile link opening on it: every value outside the choices falls back, the rows asked for are capped
+    hostile = {
+        "tab": [later.id],
+        "rank": ["<script>"],
+        "slice": ["nope: x" * 500],
+        "q": ["x" * 10_000],
+        "cols": ["../../etc", "id"],
+        "rows": ["9" * 400],
+        **{f"f.{f.key}": ["<img src=x>"] for f in later.filter_fields},
+    }
+    drawn = later.restore(hostile, later.id)
+    assert drawn[later.rank_by]["value"] == later.track.rank_by and drawn[later.slice]["value"] == views.ALL
+    assert all(drawn[c]["value"] == [] for c in later.filters) and drawn[later.columns]["value"] == ["id"]
+    assert drawn[later.rows]["value"] == views.MAX_TABLE_ROWS and "value" in drawn[later.table]
 
 
 def test_every_handler_of_the_page_is_guarded(tmp_path):
