@@ -72,6 +72,10 @@ def mark_duplicates(entries: list[Entry], track_of) -> None:
     for e in entries:
         groups.setdefault((track_of(e), content_key(e)), []).append(e)
     for group in groups.values():
+        if len(group) == 1:  # most contents are submitted once: the plain id, no duplicate
+            e = group[0]
+            e.id, e.duplicate_of = e.sha256[:12], None
+            continue
         group.sort(key=arrival)
         first, seen = group[0], set()
         for e in group:

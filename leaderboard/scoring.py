@@ -38,6 +38,7 @@ from .tracks import TRACKS, Track
 # Bump whenever a metric definition, a validation rule or the result layout
 # changes: every cached result is then recomputed.
 METRIC_VERSION = "3"
+_VERSION_TAG = f"v{METRIC_VERSION}"  # as it stands in a results-cache key
 NO_JUDGE = "none"
 
 log = logging.getLogger(__name__)
@@ -242,7 +243,7 @@ class ResultsCache:
 
     @staticmethod
     def key(sha256: str, track: str | None, gold_sha: str | None, judge: str) -> str:
-        return f"{sha256}.{track or '-'}.{(gold_sha or '-')[:12]}.v{METRIC_VERSION}.{_safe(judge)}"
+        return f"{sha256}.{track or '-'}.{(gold_sha or '-')[:12]}.{_VERSION_TAG}.{_safe(judge)}"
 
     def _keys_for(self, sha256: str) -> list[str]:
         if self._index is None:  # the marked index files, else one directory listing; then in memory
@@ -413,20 +414,35 @@ class ResultsCache:
 
     def find(self, sha256: str, gold_shas: dict[str, str], judge: str) -> str | None:
         """A cached key valid for the current gold, metric version and judge."""
+        found = self.find_first(sha256, gold_shas, (judge,))
+        return found[0] if found else None
+
+    def find_first(self, sha256: str, gold_shas: dict[str, str], judges: tuple[str, ...]) -> tuple[str, int] | None:
+        """(key, i): the key `find(..., judges[i])` gives for the first i that has one (one pass over the hash's keys:
+        the board asks for every submission, judged or not, at each start)."""
+        wanted = [_safe(j) for j in judges]
+        best: tuple[str, int] | None = None
         for key in self._keys_for(sha256):
             _, track, gold, version, j = key.split(".")[:5]
-            if version != f"v{METRIC_VERSION}" or j != _safe(judge):
+            if version != _VERSION_TAG or j not in wanted or (best is not None and wanted.index(j) >= best[1]):
                 continue
             if track == "-" or gold == gold_shas.get(track, "")[:12]:
-                return key
-        return None
+                best = (key, wanted.index(j))
+                if best[1] == 0:
+                    break
+        return best
 
     def get(self, sha256: str, gold_shas: dict[str, str], judge: str) -> tuple[str, dict] | None:
         """(key, summary) of a sound cached result; a bad one is discarded and the next candidate tried."""
-        while (key := self.find(sha256, gold_shas, judge)) is not None:
-            summary = self.load(key)
+        found = self.get_first(sha256, gold_shas, (judge,))
+        return found[:2] if found else None
+
+    def get_first(self, sha256: str, gold_shas: dict[str, str], judges: tuple[str, ...]) -> tuple[str, dict, int] | None:
+        """(key, summary, i) of the sound cached result under judges[i], the first i that has one."""
+        while (found := self.find_first(sha256, gold_shas, judges)) is not None:
+            summary = self.load(found[0])
             if summary is not None:
-                return key, summary
+                return found[0], summary, found[1]
         return None
 
     def load(self, key: str) -> dict | None:
@@ -642,6 +658,11 @@ class Rescorer:
         """The cached result for this content hash, without reading the submission file."""
         found = self.cache.get(sha256, self.gold_shas, judge.name if judge is not None else NO_JUDGE)
         return Scored("", *found, True) if found else None
+
+    def cached_judged_or_not(self, sha256: str, judge) -> tuple[Scored | None, bool]:
+        """(`cached(sha256, judge) or cached(sha256)`, whether it is the judged one), in one lookup."""
+        found = self.cache.get_first(sha256, self.gold_shas, (judge.name, NO_JUDGE))
+        return (Scored("", found[0], found[1], True), found[2] == 0) if found else (None, False)
 
     def units(self, key: str, summary: dict) -> dict[str, np.ndarray] | None:
         """Checked per-unit scores of a cached result; None when they are unsound (the result is then rescored)."""

@@ -287,11 +287,14 @@ class Board:
         return e.summary.get("track") or e.metadata.get("track") or (e.path.split("/")[1:2] or [None])[0]
 
     def _score(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
-        judged = self.rescorer.cached(sha256, self.judge) if self.judge is not None else None
-        scored = judged or self.rescorer.cached(sha256) or self.rescorer.score_file(local_path)
+        if self.judge is not None:
+            found, judged = self.rescorer.cached_judged_or_not(sha256, self.judge)
+        else:
+            found, judged = self.rescorer.cached(sha256), False
+        scored = found or self.rescorer.score_file(local_path)
         entry.summary, entry.key = scored.summary, scored.key
         entry.status = scored.summary.get("status", "invalid")
-        if self.judge is not None and judged is None and entry.status == "scored" and _judgeable(entry):
+        if self.judge is not None and not judged and entry.status == "scored" and _judgeable(entry):
             entry.judging = True
             self._judge_queue.put(entry.path)
 

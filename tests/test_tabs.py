@@ -45,6 +45,21 @@ def test_each_unit_restores_its_own_components(tmp_path):
     assert "value" in opened[later.table] and "choices" in opened[later.chart_system]
     assert all("value" not in tt.restore({"tab": [later.id]}, later.id)[c] for c in (tt.table, tt.leaders))
     assert "value" not in later.restore({}, track.name)[later.table]
+    # a tab off screen is built without its slice and filter choices (a pass over its systems each): every page
+    # load's restore gives them
+    assert [v for _, v in later.slice.choices] == [views.ALL] and all(c.choices == [] for c in later.filters)
+    restored = later.restore({}, track.name)
+    assert restored[later.slice]["choices"] == views.slice_choices(board, later.track)
+    choices = views.filter_choices(board, later.track)
+    assert [u["choices"] for u in (restored[c] for c in later.filters)] == [
+        [(v, v) if not isinstance(v, tuple) else v for v in choices.get(f.key, [])] for f in later.filter_fields
+    ]
+    # the table drawn at build is that board version's: a page opening after the board changed gets it drawn anew
+    assert "value" not in tt.restore({}, track.name)[tt.table]
+    board._bump()
+    redrawn = tt.restore({}, track.name)
+    assert "value" in redrawn[tt.table] and "choices" in redrawn[tt.chart_system]
+    assert "value" not in tt.restore({"tab": [later.id]}, later.id)[tt.table]  # on screen only when the link names it
     # a hostile link opening on it: every value outside the choices falls back, the rows asked for are capped
     hostile = {
         "tab": [later.id],

@@ -319,7 +319,7 @@ class Track(ABC):
         """The environment variable naming this track's gold (a local path or a dataset id)."""
         return f"{self.name.upper()}_GOLD"
 
-    @property
+    @cached_property  # asked for each submission at every start (service._judgeable)
     def judged_metrics(self) -> tuple[Metric, ...]:
         return tuple(m for m in self.metrics if m.needs_judge)
 

@@ -23,6 +23,7 @@ class TrackTab:
         self.id = track.name
         self.board, self.track = board, track
         self.drawn_at_build = on_screen
+        self._drawn_version = board.version if on_screen else None  # the board version the page was built with
         t = track
         metric_choices = [(m.label, m.key) for m in t.metrics]
         with gr.Row(equal_height=True):
@@ -32,10 +33,16 @@ class TrackTab:
             self.rank_by = accepts_labels(
                 gr.Dropdown(metric_choices, value=t.rank_by, label="Rank by", scale=1, elem_id=f"{t.name}-rank-by")
             )
+            # A tab off screen gets its slice and filter choices from the page's load (`restore` sets them on
+            # every load, from a listing kept per board version): each is a pass over the track's systems.
             self.slice = gr.Dropdown(
-                views.slice_choices(board, t), value=views.ALL, label="Scores on", scale=1, elem_id=f"{t.name}-slice"
+                views.slice_choices(board, t) if on_screen else [views.ALL],
+                value=views.ALL,
+                label="Scores on",
+                scale=1,
+                elem_id=f"{t.name}-slice",
             )
-        choices = views.filter_choices(board, t)
+        choices = views.filter_choices(board, t) if on_screen else {}
         self.filter_fields = views.filter_fields(t)
         with gr.Row():
             self.filters = [
@@ -270,7 +277,9 @@ class TrackTab:
         out[self.columns] = gr.update(value=columns)
         out[self.show_reported] = gr.update(value=show)
         out[self.rows] = gr.update(value=rows)
-        if tab == self.id and not self.drawn_at_build:  # a link opening on a track not drawn yet: draw it now
+        # A link opening on a track not drawn yet, or a page opening on the track drawn at build after the board
+        # changed (the page's built table is that version's): draw it now.
+        if tab == self.id and (not self.drawn_at_build or self._drawn_version != self.board.version):
             table, _, leaders, more, rows_shown = self.render(None, rank_key, slice_choice, search, *wanted, columns, show, rows)
             out.update({self.table: table, self.leaders: leaders, self.more: more, self.rows: {**rows_shown, "value": rows}})
             out[self.chart_system] = self.repick_system(None)
