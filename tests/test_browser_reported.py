@@ -51,6 +51,7 @@ def test_badge_hover_source_toggle_and_permalink(app, context):
         "cells => cells.filter(c => c.querySelector('.reported-badge')).map(c => getComputedStyle(c).fontStyle)",
     )
     assert styled and set(styled) == {"italic"}
+    page.wait_for_selector("#unidoc-leaders table")  # drawn by the page's load (not at start-up)
     leaders = page.inner_text("#unidoc-leaders")  # the first-visit story: who leads per domain, rescored vs reported
     assert "Who leads" in leaders and "Best per domain" in leaders and "Best per answer type" in leaders
     Path(SHOTS).mkdir(parents=True, exist_ok=True)

@@ -56,6 +56,9 @@ def test_each_unit_restores_its_own_components(tmp_path):
     ]
     # the table drawn at build is that board version's: a page opening after the board changed gets it drawn anew
     assert "value" not in tt.restore({}, track.name)[tt.table]
+    # its leaders come with the page's load (not computed at start), those of the default view
+    every = views.filtered_table(board, track.name, show_reported=True)
+    assert tt.restore({}, track.name)[tt.leaders] == views.leaders_html(board, track, every, track.rank_by)
     board._bump()
     redrawn = tt.restore({}, track.name)
     assert "value" in redrawn[tt.table] and "choices" in redrawn[tt.chart_system]

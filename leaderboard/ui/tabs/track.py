@@ -75,7 +75,9 @@ class TrackTab:
             disp, raw, every = views.table_page(board, t.name, show_reported=True, rows=page_rows)
             note = views.page_note(raw, every)
             value, datatype = views.table_value(disp, raw, t), views.datatypes(disp, t)
-            leaders = views.leaders_html(board, t, every, t.rank_by)
+            # its leaders come with the page's load (`restore`): a pass over every system's breakdowns, paid once
+            # per board version by the first visitor rather than by every start
+            leaders = ""
             systems = views.system_choices(board, t.name, limit=page_rows)
         else:  # drawn when it opens
             value, datatype, note, leaders, systems = None, "str", "", "", []
@@ -283,9 +285,21 @@ class TrackTab:
             table, _, leaders, more, rows_shown = self.render(None, rank_key, slice_choice, search, *wanted, columns, show, rows)
             out.update({self.table: table, self.leaders: leaders, self.more: more, self.rows: {**rows_shown, "value": rows}})
             out[self.chart_system] = self.repick_system(None)
-        else:  # drawn already (or drawn when it opens): left as it is
+        else:  # drawn already (or drawn when it opens): left as it is, but for the leaders of the table drawn at build
             out.update({c: gr.update() for c in (self.table, self.leaders, self.more, self.chart_system)})
+            if tab == self.id and self.drawn_at_build:
+                out[self.leaders] = self.built_leaders()
         return out
+
+    def built_leaders(self) -> str:
+        """The leaders of the view drawn at build (the default one), once per board version; a permalink naming
+        another view re-renders the table and its leaders after the restore."""
+        t = self.track
+        return views.per_version(
+            self.board,
+            ("built-leaders", t.name),
+            lambda: views.leaders_html(self.board, t, views.filtered_table(self.board, t.name, show_reported=True), t.rank_by),
+        )
 
     # ---- events -------------------------------------------------------------------------------
     def wire(self, page: Page, tab: gr.Tab) -> None:
