@@ -680,7 +680,8 @@ def _submitted(f) -> str | None:
     when = f.metadata.get("submitted_at")
     if when:
         return str(when)
-    m = _STAMP.search(f.path)
+    # the app names a file "<stamp>-<hash>.<ext>": its name first (most paths hold other digits before it)
+    m = _STAMP.match(f.path, f.path.rfind("/") + 1) or _STAMP.search(f.path)
     if m:
         s = m.group(1)
         return f"{s[0:4]}-{s[4:6]}-{s[6:8]}T{s[9:11]}:{s[11:13]}:{s[13:15]}+00:00"
