@@ -420,7 +420,7 @@ class ResultsCache:
     def find_first(self, sha256: str, gold_shas: dict[str, str], judges: tuple[str, ...]) -> tuple[str, int] | None:
         """(key, i): the key `find(..., judges[i])` gives for the first i that has one (one pass over the hash's keys:
         the board asks for every submission, judged or not, at each start)."""
-        wanted = [_safe(j) for j in judges]
+        wanted = _wanted(judges)
         best: tuple[str, int] | None = None
         for key in self._keys_for(sha256):
             _, track, gold, version, j = key.split(".")[:5]
@@ -605,6 +605,12 @@ def result_file_problem(name: str, path: Path) -> str | None:
 
 
 @functools.lru_cache(maxsize=64)  # a handful of judge names, asked for once per cached key at start-up
+@functools.lru_cache(maxsize=64)
+def _wanted(judges: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_safe(j) for j in judges)
+
+
+@functools.lru_cache(maxsize=64)  # judge names: a few; asked for each submission at every start (find_first)
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
