@@ -1,15 +1,18 @@
 """The results index: a few files per track holding every cached summary, so start-up reads 48 files, not 10,000.
 
-    results/index/<track>/<h>.json   {"format", "metric_version", "name", "rows": [{"key", "size", "head", "breakdowns"}]}
+    results/index/<track>/<h>.json   two JSON documents, one line each:
+        {"format", "metric_version", "name", "rows": [{"key", "size", "head", "breakdowns": true|false}]}
+        [<row 1's breakdowns>, <row 2's breakdowns>, ...]          (null for a row without)
 
 sixteen files per track (`h`: the first hex digit of the submission hash), so a
 change rewrites and pushes a sixteenth of a track's rows.
 
 A row is the summary stored under `results/<key>.json`, split in two: `head`
 (identity, system, status, headline metrics with CIs, errors...) decoded at
-load, and `breakdowns` kept as raw JSON and decoded one axis at a time when a
-slice table, a chart or a detail view asks for it (`LazyBreakdowns`): most
-start-ups never touch most of them, and they are two thirds of the bytes.
+load, and `breakdowns`, two thirds of the bytes, which a start-up does not even
+scan: they follow every head, on the file's second line, which is decoded (into
+one raw JSON value per row) when a slice table, a chart or a detail view first
+asks for a row's breakdowns, and each row's one axis at a time (`LazyBreakdowns`).
 
 The index is a cache like the summaries it copies (it is pushed to and pulled
 from RESULTS_REPO too), so nothing in it is trusted blindly. On load:
@@ -69,7 +72,7 @@ import msgspec
 log = logging.getLogger(__name__)
 
 INDEX_DIR = "index"
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 1: each row's breakdowns inside its row (a start-up scanned them all)
 # The largest row read: a summary is a few KB (its error list is capped at MAX_REPORTED lines);
 # a larger index than its summaries can justify is not read at all.
 MAX_ROW_BYTES = 256 * 1024
@@ -82,23 +85,64 @@ SETTLE_NS = 2_000_000_000
 UNTRACKED = "_untracked"  # the index of invalid files whose track is unknown (key track "-")
 
 
-class IndexRow(msgspec.Struct, forbid_unknown_fields=True):
+class IndexRow(msgspec.Struct):
+    """A row in memory: its breakdowns are the summary's (None when it has none), decoded when first read."""
+
     key: str
     size: int  # bytes of results/<key>.json when the row was taken from it
     head: dict[str, Any]
-    breakdowns: msgspec.Raw = msgspec.Raw(b"{}")
+    breakdowns: LazyBreakdowns | None = None
 
 
-class IndexFile(msgspec.Struct, forbid_unknown_fields=True):
+class IndexFile(msgspec.Struct):
     format: int
     metric_version: str
     name: str  # "<track>/<shard>": which rows it may hold (index_name)
     rows: list[IndexRow]
 
 
-_DECODER = msgspec.json.Decoder(IndexFile)
+class _DiskRow(msgspec.Struct, forbid_unknown_fields=True):  # a row as the first line holds it
+    key: str
+    size: int
+    head: dict[str, Any]
+    breakdowns: bool  # whether the second line holds an object for this row (else null)
+
+
+class _DiskHeads(msgspec.Struct, forbid_unknown_fields=True):  # the first line
+    format: int
+    metric_version: str
+    name: str
+    rows: list[_DiskRow]
+
+
+class _Version(msgspec.Struct):  # what any format's file says of itself (an older one is obsolete, not broken)
+    format: int
+    metric_version: str
+
+
+_HEADS = msgspec.json.Decoder(_DiskHeads)
+_VERSION = msgspec.json.Decoder(_Version)
+_RAWS = msgspec.json.Decoder(list[msgspec.Raw])
 _AXES = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _CELLS = msgspec.json.Decoder(dict[str, dict[str, Any]])  # numbers stay as written (counts are ints)
+
+
+class _Breakdowns:
+    """An index file's second line: every row's breakdowns, decoded (one raw JSON value per row) on first use."""
+
+    __slots__ = ("data", "count", "_raws")
+
+    def __init__(self, data: memoryview, count: int):
+        self.data, self.count = data, count
+        self._raws: list[msgspec.Raw] | None = None
+
+    def raws(self) -> list[msgspec.Raw]:
+        if self._raws is None:
+            raws = _RAWS.decode(self.data)
+            if len(raws) != self.count:  # a file checked when marked cannot change unseen (see "marks")
+                raise ValueError(f"index breakdowns: {len(raws)} values for {self.count} rows")
+            self._raws = raws
+        return self._raws
 
 
 class LazyBreakdowns(Mapping):
@@ -108,12 +152,19 @@ class LazyBreakdowns(Mapping):
     JSON it came from, written back to the index as is.
     """
 
-    __slots__ = ("raw", "_axes", "_decoded")
+    __slots__ = ("_raw", "_file", "_row", "_axes", "_decoded")
 
-    def __init__(self, raw: msgspec.Raw):
-        self.raw = raw
+    def __init__(self, raw: msgspec.Raw | None = None, file: _Breakdowns | None = None, row: int = 0):
+        """From its raw JSON, or from row `row` of an index file's breakdowns (not decoded until asked for)."""
+        self._raw, self._file, self._row = raw, file, row
         self._axes: dict[str, msgspec.Raw] | None = None
         self._decoded: dict[str, dict] = {}
+
+    @property
+    def raw(self) -> msgspec.Raw:
+        if self._raw is None:
+            self._raw = self._file.raws()[self._row]
+        return self._raw
 
     def _index(self) -> dict[str, msgspec.Raw]:
         if self._axes is None:
@@ -152,7 +203,7 @@ class LazyBreakdowns(Mapping):
         return axis in self._index()
 
     def __repr__(self) -> str:
-        return f"LazyBreakdowns({bytes(self.raw)[:60]!r}...)"
+        return f"LazyBreakdowns({bytes(self.raw)[:60]!r}...)" if self._raw is not None else "LazyBreakdowns(<not read>)"
 
 
 @functools.lru_cache(maxsize=64)  # metric keys are a track's declared ones: a few dozen at most
@@ -198,18 +249,16 @@ def max_index_bytes(summaries: int) -> int:
 def as_row(key: str, size: int, summary: Mapping) -> IndexRow:
     breakdowns = summary.get("breakdowns")
     head = {k: v for k, v in summary.items() if k != "breakdowns"}
-    if isinstance(breakdowns, LazyBreakdowns):
-        raw = breakdowns.raw
-    else:  # null: the summary has none (an invalid submission's)
-        raw = msgspec.Raw(_ENCODER.encode(breakdowns if "breakdowns" in summary else None))
-    return IndexRow(key, size, head, raw)
+    if breakdowns is not None and not isinstance(breakdowns, LazyBreakdowns):
+        breakdowns = LazyBreakdowns(msgspec.Raw(_ENCODER.encode(breakdowns)))
+    return IndexRow(key, size, head, breakdowns)  # None: the summary has none (an invalid submission's)
 
 
 def summary_of(row: IndexRow) -> dict:
     """The summary a row stands for, its breakdowns decoded lazily."""
     summary = dict(row.head)
-    if _first_byte(row.breakdowns) != b"n":
-        summary["breakdowns"] = LazyBreakdowns(row.breakdowns)
+    if row.breakdowns is not None:
+        summary["breakdowns"] = row.breakdowns
     return summary
 
 
@@ -226,29 +275,54 @@ def plain(summary: Mapping) -> dict:
 
 
 def encode(name: str, metric_version: str, rows: list[IndexRow]) -> bytes:
-    return _ENCODER.encode(IndexFile(INDEX_FORMAT, metric_version, name, rows))
+    heads = _DiskHeads(INDEX_FORMAT, metric_version, name, [_DiskRow(r.key, r.size, r.head, r.breakdowns is not None) for r in rows])
+    breakdowns = [r.breakdowns.raw if r.breakdowns is not None else _NULL for r in rows]
+    return _ENCODER.encode(heads) + b"\n" + _ENCODER.encode(breakdowns)  # JSON as msgspec writes it holds no newline
+
+
+_NULL = msgspec.Raw(b"null")
 
 
 def decode(data: bytes, name: str, metric_version: str, rows_checked: bool = False) -> tuple[IndexFile | None, str | None]:
     """(index, None) when `data` is the index file `name` of this format and metric version; else (None, why).
 
     `rows_checked`: the file is one this disk checked row by row and marked (see "marks" below), so its rows'
-    shapes are not checked again.
+    shapes are not checked again, and its breakdowns line is decoded only when a row's breakdowns are first read.
     """
+    end = data.find(b"\n")
+    if end < 0:  # one line: an older format's file (obsolete), or not an index file
+        try:
+            version = _VERSION.decode(data)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            return None, f"does not match the index schema ({str(exc)[:120]})"
+        if version.format != INDEX_FORMAT or version.metric_version != metric_version:
+            return None, OBSOLETE
+        return None, "does not match the index schema (no breakdowns line)"
+    view = memoryview(data)
     try:
-        index = _DECODER.decode(data)
+        heads = _HEADS.decode(view[:end])
     except (msgspec.DecodeError, RecursionError) as exc:
         return None, f"does not match the index schema ({str(exc)[:120]})"
-    if index.format != INDEX_FORMAT or index.metric_version != metric_version:
+    if heads.format != INDEX_FORMAT or heads.metric_version != metric_version:
         return None, OBSOLETE
-    if index.name != name:
-        return None, f"is the index {index.name[:40]!r}"
-    for row in index.rows if not rows_checked else ():
-        if index_name(row.key) != name:
-            return None, f"holds a row of another index ({row.key[:80]!r})"
-        if _first_byte(row.breakdowns) not in (b"{", b"n") or "breakdowns" in row.head:
-            return None, f"has breakdowns that are not an object (row {row.key[:80]!r})"
-    return index, None
+    if heads.name != name:
+        return None, f"is the index {heads.name[:40]!r}"
+    breakdowns = _Breakdowns(view[end + 1 :], len(heads.rows))
+    if not rows_checked:
+        try:
+            raws = breakdowns.raws()
+        except (msgspec.DecodeError, RecursionError, ValueError) as exc:
+            return None, f"has breakdowns that do not match its rows ({str(exc)[:120]})"
+        for row, raw in zip(heads.rows, raws):
+            if index_name(row.key) != name:
+                return None, f"holds a row of another index ({row.key[:80]!r})"
+            if _first_byte(raw) != (b"{" if row.breakdowns else b"n") or "breakdowns" in row.head:
+                return None, f"has breakdowns that are not an object (row {row.key[:80]!r})"
+    rows = [
+        IndexRow(r.key, r.size, r.head, LazyBreakdowns(file=breakdowns, row=i) if r.breakdowns else None)
+        for i, r in enumerate(heads.rows)
+    ]
+    return IndexFile(heads.format, heads.metric_version, heads.name, rows), None
 
 
 def read(

@@ -113,7 +113,16 @@ def test_breakdowns_from_the_index_read_like_the_dict_they_stand_for(tmp_path):
 
 @pytest.mark.parametrize(
     "damage",
-    ["garbage", "truncated", "a list", "another metric version", "a row of the wrong shape", "breakdowns not an object"],
+    [
+        "garbage",
+        "truncated",
+        "a list",
+        "another metric version",
+        "a row of the wrong shape",
+        "breakdowns not an object",
+        "breakdowns for fewer rows",
+        "no breakdowns line",
+    ],
 )
 def test_a_damaged_index_is_ignored_logged_once_and_rebuilt_from_the_summaries(tmp_path, caplog, damage):
     first = local_board(tmp_path)
@@ -127,15 +136,19 @@ def test_a_damaged_index_is_ignored_logged_once_and_rebuilt_from_the_summaries(t
         path.write_bytes(raw[: len(raw) // 2])
     elif damage == "a list":
         path.write_text("[1, 2, 3]")
-    else:
-        data = json.loads(raw)
+    elif damage == "no breakdowns line":
+        path.write_bytes(raw.split(b"\n")[0])
+    else:  # the file's two lines: the rows' heads, then their breakdowns
+        heads, breakdowns = (json.loads(line) for line in raw.split(b"\n"))
         if damage == "another metric version":
-            data["metric_version"] = "0"
+            heads["metric_version"] = "0"
         elif damage == "a row of the wrong shape":
-            data["rows"][0]["size"] = "12"
+            heads["rows"][0]["size"] = "12"
+        elif damage == "breakdowns not an object":
+            breakdowns[0] = [1, 2]
         else:
-            data["rows"][0]["breakdowns"] = [1, 2]
-        path.write_text(json.dumps(data))
+            breakdowns.pop()
+        path.write_text(json.dumps(heads) + "\n" + json.dumps(breakdowns))
     caplog.set_level(logging.WARNING)
     board = local_board(tmp_path)
     assert shown(board) == before
@@ -187,7 +200,7 @@ def test_rows_whose_summary_or_units_file_is_gone_are_dropped_and_those_systems_
     assert shown(board) == before
     assert (tmp_path / "results" / f"{x.key}.json").is_file() and (tmp_path / "results" / f"{y.key}.npz").is_file()
     for k in (x.key, y.key):
-        assert k in {r["key"] for r in json.loads(index_file(tmp_path, k).read_text())["rows"]}
+        assert k in {r["key"] for r in json.loads(index_file(tmp_path, k).read_text().split("\n")[0])["rows"]}
 
 
 def test_a_results_repo_index_is_pulled_checked_and_served_on_a_fresh_disk(fake_hub, tmp_path, summary_reads):  # noqa: F811

@@ -96,6 +96,29 @@ def test_a_marked_index_serves_every_row_without_a_check_per_row(tmp_path, short
     marked_board(tmp_path, row_checks)
 
 
+def test_a_marked_start_decodes_no_breakdowns_until_they_are_read(tmp_path, short_settle, row_checks, monkeypatch):
+    """An index file's second line (every row's breakdowns: two thirds of its bytes) is not even scanned by a start
+    from marked files; the first read of a row's breakdowns decodes its file's line, and they read as stored."""
+    marked_board(tmp_path, row_checks)
+    decoded: list[int] = []
+    original = results_index._Breakdowns.raws
+
+    def spy(self):
+        if self._raws is None:
+            decoded.append(self.count)
+        return original(self)
+
+    monkeypatch.setattr(results_index._Breakdowns, "raws", spy)
+    board = local_board(tmp_path)
+    assert row_checks == [] and decoded == []
+    scored = [e for e in board.entries() if e.status == "scored"]
+    e = scored[0]
+    stored = json.loads((tmp_path / "results" / f"{e.key}.json").read_text())["breakdowns"]
+    assert results_index.plain(e.summary)["breakdowns"] == stored and len(decoded) == 1
+    assert all(results_index.plain(x.summary)["breakdowns"] for x in scored)  # each file's line decoded once
+    assert len(decoded) == len({results_index.index_name(x.key) for x in scored})
+
+
 def test_a_marked_start_lists_the_results_folder_only_for_a_key_it_lacks(tmp_path, short_settle, row_checks, monkeypatch):
     """While the folder is as marked, the marked index files are read without listing it (ResultsCache._load_marked);
     a submission none of them holds (a new one) makes the board list it once, and the marked files are not read or
