@@ -275,7 +275,9 @@ def plain(summary: Mapping) -> dict:
 
 
 def encode(name: str, metric_version: str, rows: list[IndexRow]) -> bytes:
-    heads = _DiskHeads(INDEX_FORMAT, metric_version, name, [_DiskRow(r.key, r.size, r.head, r.breakdowns is not None) for r in rows])
+    heads = _DiskHeads(
+        INDEX_FORMAT, metric_version, name, [_DiskRow(r.key, r.size, r.head, r.breakdowns is not None) for r in rows]
+    )
     breakdowns = [r.breakdowns.raw if r.breakdowns is not None else _NULL for r in rows]
     return _ENCODER.encode(heads) + b"\n" + _ENCODER.encode(breakdowns)  # JSON as msgspec writes it holds no newline
 
