@@ -33,16 +33,12 @@ class TrackTab:
             self.rank_by = accepts_labels(
                 gr.Dropdown(metric_choices, value=t.rank_by, label="Rank by", scale=1, elem_id=f"{t.name}-rank-by")
             )
-            # A tab off screen gets its slice and filter choices from the page's load (`restore` sets them on
-            # every load, from a listing kept per board version): each is a pass over the track's systems.
+            # Every tab's choices at build, drawn or not: the API endpoints (/table_<track>) accept the values of
+            # these components as built.
             self.slice = gr.Dropdown(
-                views.slice_choices(board, t) if on_screen else [views.ALL],
-                value=views.ALL,
-                label="Scores on",
-                scale=1,
-                elem_id=f"{t.name}-slice",
+                views.slice_choices(board, t), value=views.ALL, label="Scores on", scale=1, elem_id=f"{t.name}-slice"
             )
-        choices = views.filter_choices(board, t) if on_screen else {}
+        choices = views.filter_choices(board, t)
         self.filter_fields = views.filter_fields(t)
         with gr.Row():
             self.filters = [
