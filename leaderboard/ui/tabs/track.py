@@ -23,7 +23,6 @@ class TrackTab:
         self.id = track.name
         self.board, self.track = board, track
         self.drawn_at_build = on_screen
-        self._drawn_version = board.version if on_screen else None  # the board version the page was built with
         t = track
         metric_choices = [(m.label, m.key) for m in t.metrics]
         with gr.Row(equal_height=True):
@@ -71,8 +70,8 @@ class TrackTab:
             disp, raw, every = views.table_page(board, t.name, show_reported=True, rows=page_rows)
             note = views.page_note(raw, every)
             value, datatype = views.table_value(disp, raw, t), views.datatypes(disp, t)
-            # its leaders come with the page's load (`restore`): a pass over every system's breakdowns, paid once
-            # per board version by the first visitor rather than by every start
+            # Its leaders come with the page's load, which selects the tab and so re-renders its table and leaders
+            # (a pass over every system's breakdowns, once per board version): not computed by every start.
             leaders = ""
             systems = views.system_choices(board, t.name, limit=page_rows)
         else:  # drawn when it opens
@@ -257,45 +256,39 @@ class TrackTab:
         rank_key = views.cols.metric_key(t, urlstate.first(params, "rank"))  # key, or an older link's label
         slice_choice = slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL
         search = urlstate.first(params, "q", "")
-        out = {
-            self.rank_by: gr.update(value=rank_key),
-            self.slice: gr.update(choices=views.slice_choices(self.board, t), value=slice_choice),
-            self.search: gr.update(value=search),
-        }
+        out: dict = {}
+
+        def put(control, value, built, **more):
+            # A value is sent only where it differs from the control's value as built, which the page starts from:
+            # a value sent again fires the control's change, and every track's table was re-rendered (the tracks
+            # off screen ranked) at each page load.
+            out[control] = gr.update(**more) if value == built else gr.update(value=value, **more)
+
+        put(self.rank_by, rank_key, t.rank_by)
+        put(self.slice, slice_choice, views.ALL, choices=views.slice_choices(self.board, t))
+        put(self.search, search, "")
         choices = views.filter_choices(self.board, t)
         wanted = []
         for f, control in zip(self.filter_fields, self.filters):
             pairs = keyed(choices.get(f.key, []))
             wanted.append([v for v in by_label(pairs, params.get(f"f.{f.key}", [])) if v in {k for _, k in pairs}])
-            out[control] = gr.update(choices=pairs, value=wanted[-1])
+            put(control, wanted[-1], [], choices=pairs)
         optional = {k for _, k in views.optional_columns(t)}
         columns = [k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
         show = urlstate.first(params, "reported", "1") != "0"
         rows = views.rows_wanted(urlstate.first(params, "rows"))
-        out[self.columns] = gr.update(value=columns)
-        out[self.show_reported] = gr.update(value=show)
-        out[self.rows] = gr.update(value=rows)
-        # A link opening on a track not drawn yet, or a page opening on the track drawn at build after the board
-        # changed (the page's built table is that version's): draw it now.
-        if tab == self.id and (not self.drawn_at_build or self._drawn_version != self.board.version):
+        put(self.columns, columns, views.default_columns(t))
+        put(self.show_reported, show, True)
+        put(self.rows, rows, views.page_rows())
+        # A link opening on a track not drawn yet: draw it now. (The tab a page opens on is selected by the page's
+        # load, and its select re-renders its table: with the board as it is then, its leaders included.)
+        if tab == self.id and not self.drawn_at_build:
             table, _, leaders, more, rows_shown = self.render(None, rank_key, slice_choice, search, *wanted, columns, show, rows)
             out.update({self.table: table, self.leaders: leaders, self.more: more, self.rows: {**rows_shown, "value": rows}})
             out[self.chart_system] = self.repick_system(None)
-        else:  # drawn already (or drawn when it opens): left as it is, but for the leaders of the table drawn at build
+        else:  # drawn already (or drawn when it opens): left as it is
             out.update({c: gr.update() for c in (self.table, self.leaders, self.more, self.chart_system)})
-            if tab == self.id and self.drawn_at_build:
-                out[self.leaders] = self.built_leaders()
         return out
-
-    def built_leaders(self) -> str:
-        """The leaders of the view drawn at build (the default one), once per board version; a permalink naming
-        another view re-renders the table and its leaders after the restore."""
-        t = self.track
-        return views.per_version(
-            self.board,
-            ("built-leaders", t.name),
-            lambda: views.leaders_html(self.board, t, views.filtered_table(self.board, t.name, show_reported=True), t.rank_by),
-        )
 
     # ---- events -------------------------------------------------------------------------------
     def wire(self, page: Page, tab: gr.Tab) -> None:
