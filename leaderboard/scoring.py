@@ -605,14 +605,13 @@ def result_file_problem(name: str, path: Path) -> str | None:
 
 
 @functools.lru_cache(maxsize=64)  # a handful of judge names, asked for once per cached key at start-up
-@functools.lru_cache(maxsize=64)
-def _wanted(judges: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(_safe(j) for j in judges)
-
-
-@functools.lru_cache(maxsize=64)  # judge names: a few; asked for each submission at every start (find_first)
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+@functools.lru_cache(maxsize=64)  # the judges a lookup prefers, in order: one or two names, each submission's lookup
+def _wanted(judges: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_safe(j) for j in judges)
 
 
 def _escape(key: str) -> str:  # npz member names cannot hold "@" portably
