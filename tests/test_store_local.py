@@ -249,6 +249,15 @@ def test_naming_rules():
     assert parse_submission_path("flags.json") is None
     assert parse_submission_path("submissions/unidoc/.hidden/x.json") is None
     assert submission_path("vdr", "bob", NOW, "f" * 64, "json.gz") == "submissions/vdr/bob/20260506T070809Z-ffffffffffff.json.gz"
+    # no empty, ".", ".." or hidden component anywhere: each refused, as a component-by-component check would
+    for bad in ("", ".", "..", ".git", "..x"):
+        for at in range(1, 4):
+            parts = ["submissions", "unidoc", "alice", "x.jsonl"]
+            parts.insert(at, bad)
+            assert parse_submission_path("/".join(parts)) is None, parts
+    assert parse_submission_path("submissions/unidoc/al.ice/x..jsonl") == ("unidoc", "al.ice")  # a dot inside is fine
+    assert parse_submission_path("/submissions/unidoc/alice/x.jsonl") is None
+    assert parse_submission_path("submissions/unidoc/alice/x.jsonl/") is None
 
 
 class FlakyStore:

@@ -86,7 +86,9 @@ def parse_submission_path(path: str) -> tuple[str, str] | None:
     parts = path.split("/")
     if len(parts) < 3 or parts[0] != SUBMISSIONS_DIR or extension_of(parts[-1]) is None:
         return None
-    if any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+    # no empty, ".", ".." or hidden component (each of the last three starts with "."): checked on the whole
+    # path at once, as a listing of 10,000s of files calls this for each at every start
+    if "" in parts or "/." in f"/{path}":
         return None
     track = parts[1]
     user = parts[2] if len(parts) > 3 else DIRECT_PUSH_USER
