@@ -23,11 +23,7 @@ The first run of a size starts without a results index (it is built then);
 the second starts from it, checks every row of it against the summaries and
 marks it (results_index.py: "marks"), as the first start after results
 change does; the following ones start from the marked index, as every start
-does while nothing changes. The first of those also serves the app, opens
-the page twice in a browser (Debian's chromium, when installed: until the first
-track's table and leaders are drawn; the first visitor's load also computes
-what the start leaves to it, once per board version: that track's leaders and
-the other tracks' filter and slice choices), and
+does while nothing changes. The first of those also serves the app and
 times six clicks end to end through gradio_client (median of 5 after a warm-up):
 the first track's table, a search for a system ranked at 90%, ranking by
 another metric, "show more" (two pages), compare (the first against that deep
@@ -174,37 +170,6 @@ def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[dict, bytes, byt
 CLICKS = ("table", "search", "sort by another metric", "show more", "compare", "detail")
 
 
-def page_loads(url: str, track) -> list[float]:
-    """Seconds from opening the page in a browser until its first track's table (and leaders, when it has
-    reported rows) are drawn: for the first visitor after the start, then for the next one. The page is built with
-    that table; its leaders and the other tracks' filter and slice choices come with the page's load, computed once
-    per board version: the first visitor waits for them. [] when Debian's chromium or playwright is missing."""
-    chromium = Path("/usr/bin/chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        return []
-    if not chromium.exists():
-        return []
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-    args += ["--disable-component-update", "--disable-sync"]
-    drawn = f"#{track.name}-leaders table" if track.reported_files else f"#{track.name}-table [role=row][data-index]"
-    times = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(chromium), args=args)
-        try:
-            for _ in range(2):
-                page = browser.new_page()
-                t = time.perf_counter()
-                page.goto(url)
-                page.wait_for_selector(drawn, timeout=60_000)
-                times.append(time.perf_counter() - t)
-                page.close()
-        finally:
-            browser.close()
-    return times
-
-
 def clicks(board, blocks, repeats: int = 5) -> tuple[dict[str, float], float]:
     """Median seconds, end to end through gradio_client, of each click on the served app (the first track); and the
     seconds `queue().launch()` took to listen (gradio rebuilding its app and starting the server)."""
@@ -224,9 +189,8 @@ def clicks(board, blocks, repeats: int = 5) -> tuple[dict[str, float], float]:
     )
     launch_s = time.perf_counter() - started
     try:
-        track = next(iter(TRACKS.values()))
-        loads = page_loads(f"http://127.0.0.1:{port}/", track)  # first, as the first visitor after a start
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        track = next(iter(TRACKS.values()))
         ids = [i for _, i in views.system_choices(board, track.name)]
         deep = board.entry(ids[int(len(ids) * 0.9)])  # a system far beyond the first page
         other = next(m.key for m in track.metrics if m.key != track.rank_by)
@@ -258,8 +222,6 @@ def clicks(board, blocks, repeats: int = 5) -> tuple[dict[str, float], float]:
         t = time.perf_counter()
         default_table(last)
         out = {"another track, first time (once)": time.perf_counter() - t}
-        if loads:  # in a browser, until the table and its leaders are drawn
-            out.update({"page load, first visitor (browser, once)": loads[0], "page load, next visitor (browser)": loads[1]})
         for name in CLICKS:
             calls[name]()  # warm: the first request of a kind pays for imports and caches
             times = []
