@@ -424,11 +424,12 @@ class ResultsCache:
         best: tuple[str, int] | None = None
         for key in self._keys_for(sha256):
             _, track, gold, version, j = key.split(".")[:5]
-            if version != _VERSION_TAG or j not in wanted or (best is not None and wanted.index(j) >= best[1]):
+            if version != _VERSION_TAG or j not in wanted:
                 continue
-            if track == "-" or gold == gold_shas.get(track, "")[:12]:
-                best = (key, wanted.index(j))
-                if best[1] == 0:
+            i = wanted.index(j)
+            if (best is None or i < best[1]) and (track == "-" or gold == gold_shas.get(track, "")[:12]):
+                best = (key, i)
+                if i == 0:
                     break
         return best
 
@@ -664,10 +665,12 @@ class Rescorer:
         found = self.cache.get(sha256, self.gold_shas, judge.name if judge is not None else NO_JUDGE)
         return Scored("", *found, True) if found else None
 
-    def cached_judged_or_not(self, sha256: str, judge) -> tuple[Scored | None, bool]:
-        """(`cached(sha256, judge) or cached(sha256)`, whether it is the judged one), in one lookup."""
-        found = self.cache.get_first(sha256, self.gold_shas, (judge.name, NO_JUDGE))
-        return (Scored("", found[0], found[1], True), found[2] == 0) if found else (None, False)
+    def cached_judged_or_not(self, sha256: str, judge=None) -> tuple[Scored | None, bool]:
+        """(`cached(sha256, judge) or cached(sha256)`, whether it is the judged one), in one lookup; without a
+        judge, (`cached(sha256)`, False)."""
+        judges = (judge.name, NO_JUDGE) if judge is not None else (NO_JUDGE,)
+        found = self.cache.get_first(sha256, self.gold_shas, judges)
+        return (Scored("", found[0], found[1], True), judge is not None and found[2] == 0) if found else (None, False)
 
     def units(self, key: str, summary: dict) -> dict[str, np.ndarray] | None:
         """Checked per-unit scores of a cached result; None when they are unsound (the result is then rescored)."""

@@ -287,10 +287,7 @@ class Board:
         return e.summary.get("track") or e.metadata.get("track") or (e.path.split("/")[1:2] or [None])[0]
 
     def _score(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
-        if self.judge is not None:
-            found, judged = self.rescorer.cached_judged_or_not(sha256, self.judge)
-        else:
-            found, judged = self.rescorer.cached(sha256), False
+        found, judged = self.rescorer.cached_judged_or_not(sha256, self.judge)
         scored = found or self.rescorer.score_file(local_path)
         entry.summary, entry.key = scored.summary, scored.key
         entry.status = scored.summary.get("status", "invalid")

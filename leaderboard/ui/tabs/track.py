@@ -27,7 +27,7 @@ class TrackTab:
         metric_choices = [(m.label, m.key) for m in t.metrics]
         with gr.Row(equal_height=True):
             self.search = gr.Textbox(
-                label="Search systems", placeholder="name or organisation", scale=2, elem_id=f"{t.name}-search"
+                "", label="Search systems", placeholder="name or organisation", scale=2, elem_id=f"{t.name}-search"
             )
             self.rank_by = accepts_labels(
                 gr.Dropdown(metric_choices, value=t.rank_by, label="Rank by", scale=1, elem_id=f"{t.name}-rank-by")
@@ -258,28 +258,28 @@ class TrackTab:
         search = urlstate.first(params, "q", "")
         out: dict = {}
 
-        def put(control, value, built, **more):
+        def put(control, value, **more):
             # A value is sent only where it differs from the control's value as built, which the page starts from:
             # a value sent again fires the control's change, and every track's table was re-rendered (the tracks
             # off screen ranked) at each page load.
-            out[control] = gr.update(**more) if value == built else gr.update(value=value, **more)
+            out[control] = gr.update(**more) if value == control.value else gr.update(value=value, **more)
 
-        put(self.rank_by, rank_key, t.rank_by)
-        put(self.slice, slice_choice, views.ALL, choices=views.slice_choices(self.board, t))
-        put(self.search, search, "")
+        put(self.rank_by, rank_key)
+        put(self.slice, slice_choice, choices=views.slice_choices(self.board, t))
+        put(self.search, search)
         choices = views.filter_choices(self.board, t)
         wanted = []
         for f, control in zip(self.filter_fields, self.filters):
             pairs = keyed(choices.get(f.key, []))
             wanted.append([v for v in by_label(pairs, params.get(f"f.{f.key}", [])) if v in {k for _, k in pairs}])
-            put(control, wanted[-1], [], choices=pairs)
+            put(control, wanted[-1], choices=pairs)
         optional = {k for _, k in views.optional_columns(t)}
         columns = [k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
         show = urlstate.first(params, "reported", "1") != "0"
         rows = views.rows_wanted(urlstate.first(params, "rows"))
-        put(self.columns, columns, views.default_columns(t))
-        put(self.show_reported, show, True)
-        put(self.rows, rows, views.page_rows())
+        put(self.columns, columns)
+        put(self.show_reported, show)
+        put(self.rows, rows)
         # A link opening on a track not drawn yet: draw it now. (The tab a page opens on is selected by the page's
         # load, and its select re-renders its table: with the board as it is then, its leaders included.)
         if tab == self.id and not self.drawn_at_build:
