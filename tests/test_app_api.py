@@ -420,10 +420,24 @@ def test_table_has_results_and_judge_filters(client):
 def test_refresh_endpoint_pulls_a_file_that_arrived_directly(client, app):
     """A file pushed into the store by a maintainer appears after a refresh (locally anyone may refresh)."""
     src = sorted((Path(__file__).resolve().parents[1] / "assets" / "demo" / "submissions" / "vdr").glob("*.jsonl"))[0]
-    data = with_system(src.read_bytes(), src.name, {"name": "Pushed directly by a maintainer"})
+    data = with_system(src.read_bytes(), src.name, {"name": "Pushed directly by a maintainer", "model": "maintainer-base-x"})
     place_submission(app.data_dir, "vdr", "maintainers", data, stamp="20260301T000000Z")
     before = len(app.board.entries("vdr"))
     html = client.predict(api_name="/refresh")
     assert "data as of" in html
     names = [e.name for e in app.board.entries("vdr")]
     assert len(names) == before + 1 and "Pushed directly by a maintainer" in names
+
+    # Its base model is a filter value first seen after the start: the API takes it at once (no restart).
+    cols = ["Base model", "Method", "nDCG@5", "Status"]
+    df, _ = table(client, "vdr", "nDCG@5", "All", "", ["maintainer-base-x"], [], cols, False)
+    assert df["System"].tolist() == ["Pushed directly by a maintainer"]
+    csv = pd.read_csv(client.predict("nDCG@5", "All", "", ["maintainer-base-x"], [], cols, False, api_name="/export_csv_vdr"))
+    assert csv["name"].tolist() == ["Pushed directly by a maintainer"]
+    # A value no system has is refused, saying which control and what it takes.
+    with pytest.raises(
+        AppError, match=r"Base model: 'no-such-model' is not a choice on the board now \(.*'maintainer-base-x'.* and \d+ more\)"
+    ):
+        table(client, "vdr", "nDCG@5", "All", "", ["no-such-model"], [], cols, False)
+    with pytest.raises(AppError, match=r"Scores on: 'Dataset: nope' is not a choice"):
+        table(client, "vdr", "nDCG@5", "Dataset: nope", "", [], [], cols, False)

@@ -171,10 +171,25 @@ def filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
     return {k: list(v) for k, v in choices.items()}
 
 
-def _filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
+def declared_filter_choices(track: Track) -> dict[str, list[str]]:
+    """The choices of each filter before any system is seen: the declared ones."""
+    return _in_order(track, _declared(track))
+
+
+def _declared(track: Track) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {f.key: set(f.choices) for f in filter_fields(track)}
     if "has" in out:
         out["has"] = set()
+    return out
+
+
+def _in_order(track: Track, out: dict[str, set[str]]) -> dict[str, list[str]]:
+    order = {"has": [(m.label, m.key) for m in track.metrics]}  # (label, key): the key is the value
+    return {k: order.get(k) or sorted(v) for k, v in out.items()}
+
+
+def _filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
+    out = _declared(track)
     for e in track_entries(board, track.name):
         for key in out:
             v = e.summary.get("judge") if key == "judge" else e.system.get(key)
@@ -185,8 +200,7 @@ def _filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
             v = row.system.get(key)
             if isinstance(v, str) and v and key not in ("has", "judge") and v != "none":
                 out[key].add(v)
-    order = {"has": [(m.label, m.key) for m in track.metrics]}  # (label, key): the key is the value
-    return {k: order.get(k) or sorted(v) for k, v in out.items()}
+    return _in_order(track, out)
 
 
 def filtered_table(

@@ -101,3 +101,37 @@ def accepts_labels(component):
 def keyed(choices) -> list[tuple[str, str]]:
     """Choices as (label, key) pairs; a plain value is its own label."""
     return [c if isinstance(c, tuple) else (c, c) for c in choices]
+
+
+# A refused value's message lists at most this many choices (an open axis or a filter can have thousands).
+_CHOICES_SHOWN = 20
+
+
+def current_choices(component, choices_now, label: str):
+    """`component` (a Dropdown) taking what the board offers now: `choices_now()` ((label, key) pairs), not the
+    choices it was built with, and a label as well as a key (as `accepts_labels`).
+
+    Filter and slice values come from the systems on the board: a value first seen after the start (a new
+    retriever in a new submission) is one the API must take at once, and a track drawn when it opens is built
+    without them. Anything else is refused with what was wrong. The API description lists no fixed enum either,
+    for the same reason. An instance patch, as `accepts_labels` (the page's own session copies, made when a load
+    sends fresh choices, check against those).
+    """
+
+    def preprocess(payload):
+        pairs = choices_now()
+        payload = by_label(pairs, payload)
+        keys = {key for _, key in pairs}
+        for value in payload if isinstance(payload, list) else [] if payload is None else [payload]:
+            if value not in keys:
+                shown = ", ".join(repr(k) for _, k in pairs[:_CHOICES_SHOWN])
+                more = f" and {len(pairs) - _CHOICES_SHOWN} more" if len(pairs) > _CHOICES_SHOWN else ""
+                raise gr.Error(f"{label}: {str(value)[:80]!r} is not a choice on the board now ({shown}{more})")
+        return payload
+
+    def api_info() -> dict:
+        one = {"type": "string"}
+        return {"type": "array", "items": one} if component.multiselect else one
+
+    component.preprocess, component.api_info = preprocess, api_info
+    return component

@@ -7,7 +7,7 @@ import gradio as gr
 from ...service import Board
 from ...tracks import Track
 from .. import figures, html, urlstate, views
-from .common import IN_ORDER, Page, accepts_labels, by_label, export_dir, keyed
+from .common import IN_ORDER, Page, accepts_labels, by_label, current_choices, export_dir, keyed
 
 # API parameter names of the filter controls where the key alone would say too little
 _API_FILTER_NAMES = {"has": "has_results_for"}
@@ -32,23 +32,34 @@ class TrackTab:
             self.rank_by = accepts_labels(
                 gr.Dropdown(metric_choices, value=t.rank_by, label="Rank by", scale=1, elem_id=f"{t.name}-rank-by")
             )
-            # Every tab's choices at build, drawn or not: the API endpoints (/table_<track>) accept the values of
-            # these components as built.
-            self.slice = gr.Dropdown(
-                views.slice_choices(board, t), value=views.ALL, label="Scores on", scale=1, elem_id=f"{t.name}-slice"
+            # Slice and filter values are checked against the board's values when a request comes (a value first
+            # seen after the start is taken at once): a track drawn when it opens is built with the declared ones
+            # only, and every page load sends each tab its current choices (`restore`).
+            self.slice = current_choices(
+                gr.Dropdown(
+                    views.slice_choices(board, t) if on_screen else [views.ALL],
+                    value=views.ALL,
+                    label="Scores on",
+                    scale=1,
+                    elem_id=f"{t.name}-slice",
+                ),
+                lambda: keyed(views.slice_choices(self.board, t)),
+                "Scores on",
             )
-        choices = views.filter_choices(board, t)
+        choices = views.filter_choices(board, t) if on_screen else views.declared_filter_choices(t)
         self.filter_fields = views.filter_fields(t)
         with gr.Row():
             self.filters = [
-                accepts_labels(
+                current_choices(
                     gr.Dropdown(
                         keyed(choices.get(f.key, [])),
                         value=[],
                         multiselect=True,
                         label=f.label,
                         elem_id=f"{t.name}-filter-{f.key}",
-                    )
+                    ),
+                    lambda key=f.key: keyed(views.filter_choices(self.board, t).get(key, [])),
+                    f.label,
                 )
                 for f in self.filter_fields
             ]
