@@ -1,25 +1,32 @@
 """The results index: a few files per track holding every cached summary, so start-up reads 48 files, not 10,000.
 
     results/index/<track>/<h>.json   two JSON documents, one line each:
-        {"format", "metric_version", "name", "rows": [{"key", "size", "head", "breakdowns": true|false}]}
+        {"format", "metric_version", "name",
+         "rows": [{"key", "size", "head", "breakdowns": true|false, "sha256", "track", "status", "fingerprint"}]}
         [<row 1's breakdowns>, <row 2's breakdowns>, ...]          (null for a row without)
 
 sixteen files per track (`h`: the first hex digit of the submission hash), so a
 change rewrites and pushes a sixteenth of a track's rows.
 
 A row is the summary stored under `results/<key>.json`, split in two: `head`
-(identity, system, status, headline metrics with CIs, errors...) decoded at
-load, and `breakdowns`, two thirds of the bytes, which a start-up does not even
-scan: they follow every head, on the file's second line, which is decoded (into
-one raw JSON value per row) when a slice table, a chart or a detail view first
-asks for a row's breakdowns, and each row's one axis at a time (`LazyBreakdowns`).
+(identity, system, status, headline metrics with CIs, errors...) and
+`breakdowns`, two thirds of the bytes, which a start-up does not even scan:
+they follow every head, on the file's second line, which is decoded (into one
+raw JSON value per row) when a slice table, a chart or a detail view first asks
+for a row's breakdowns, and each row's one axis at a time (`LazyBreakdowns`).
+Beside its head, a row repeats the head's IDENTITY fields (sha256, track,
+status, fingerprint: absent where the head lacks them), which are all a
+start-up reads of every summary; from a marked file (below) a head is kept as
+raw JSON and decoded when something else of it is first read (`LazySummary`:
+a track's heads when it is first drawn).
 
 The index is a cache like the summaries it copies (it is pushed to and pulled
 from RESULTS_REPO too), so nothing in it is trusted blindly. On load:
 
 - the file is read only when its size is within a bound derived from the
   summaries it may index (`max_index_bytes`), and must decode to the schema
-  of this format and metric version (msgspec, typed), else it is ignored;
+  of this format and metric version (msgspec, typed), every head an object
+  whose IDENTITY fields are the row's, else it is ignored;
 - a row is served only when its summary file is in the cache folder with the
   size the row recorded and was last written before the index (a summary
   rewritten since, truncated, or replaced by another entry's content is read
@@ -72,7 +79,7 @@ import msgspec
 log = logging.getLogger(__name__)
 
 INDEX_DIR = "index"
-INDEX_FORMAT = 2  # 1: each row's breakdowns inside its row (a start-up scanned them all)
+INDEX_FORMAT = 3  # 1: each row's breakdowns inside its row (a start-up scanned them all); 2: no identity fields
 # The largest row read: a summary is a few KB (its error list is capped at MAX_REPORTED lines);
 # a larger index than its summaries can justify is not read at all.
 MAX_ROW_BYTES = 256 * 1024
@@ -85,13 +92,25 @@ SETTLE_NS = 2_000_000_000
 UNTRACKED = "_untracked"  # the index of invalid files whose track is unknown (key track "-")
 
 
+# The head's fields a start-up reads of every summary (which track, duplicates, the judge queue, a refresh's
+# "same file?"): each row carries them beside its head, so a head is decoded only when something else is read.
+IDENTITY = ("sha256", "track", "status", "fingerprint")
+UNSET = msgspec.UNSET  # a field the head does not have (not the same as null)
+
+
 class IndexRow(msgspec.Struct):
-    """A row in memory: its breakdowns are the summary's (None when it has none), decoded when first read."""
+    """A row in memory: its head a dict, or the raw JSON of a marked file's row (decoded when first read beyond
+    its IDENTITY fields); its breakdowns the summary's (None when it has none), decoded when first read."""
 
     key: str
     size: int  # bytes of results/<key>.json when the row was taken from it
-    head: dict[str, Any]
+    head: dict[str, Any] | msgspec.Raw
     breakdowns: LazyBreakdowns | None = None
+    # the head's IDENTITY fields, as the head has them (UNSET: absent); required beside a raw head
+    sha256: Any = UNSET
+    track: Any = UNSET
+    status: Any = UNSET
+    fingerprint: Any = UNSET
 
 
 class IndexFile(msgspec.Struct):
@@ -104,8 +123,12 @@ class IndexFile(msgspec.Struct):
 class _DiskRow(msgspec.Struct, forbid_unknown_fields=True):  # a row as the first line holds it
     key: str
     size: int
-    head: dict[str, Any]
+    head: msgspec.Raw  # decoded and checked when the file is not marked; else when the summary is first read
     breakdowns: bool  # whether the second line holds an object for this row (else null)
+    sha256: Any = UNSET  # IDENTITY: the head's own values (checked against it), absent where the head lacks them
+    track: Any = UNSET
+    status: Any = UNSET
+    fingerprint: Any = UNSET
 
 
 class _DiskHeads(msgspec.Struct, forbid_unknown_fields=True):  # the first line
@@ -121,6 +144,7 @@ class _Version(msgspec.Struct):  # what any format's file says of itself (an old
 
 
 _HEADS = msgspec.json.Decoder(_DiskHeads)
+_HEAD = msgspec.json.Decoder(dict[str, Any])
 _VERSION = msgspec.json.Decoder(_Version)
 _RAWS = msgspec.json.Decoder(list[msgspec.Raw])
 _AXES = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -251,15 +275,70 @@ def as_row(key: str, size: int, summary: Mapping) -> IndexRow:
     head = {k: v for k, v in summary.items() if k != "breakdowns"}
     if breakdowns is not None and not isinstance(breakdowns, LazyBreakdowns):
         breakdowns = LazyBreakdowns(msgspec.Raw(_ENCODER.encode(breakdowns)))
-    return IndexRow(key, size, head, breakdowns)  # None: the summary has none (an invalid submission's)
+    # None: the summary has none (an invalid submission's)
+    return IndexRow(key, size, head, breakdowns, **{k: head.get(k, UNSET) for k in IDENTITY})
 
 
-def summary_of(row: IndexRow) -> dict:
-    """The summary a row stands for, its breakdowns decoded lazily."""
+def summary_of(row: IndexRow) -> Mapping:
+    """The summary a row stands for, its breakdowns decoded lazily (its head too, when the row holds it raw)."""
+    if isinstance(row.head, msgspec.Raw):
+        return LazySummary(row)
     summary = dict(row.head)
     if row.breakdowns is not None:
         summary["breakdowns"] = row.breakdowns
     return summary
+
+
+class LazySummary(Mapping):
+    """A summary from a marked index file's row: its IDENTITY fields read from the row, the rest of its head
+    decoded when first read (a start-up reads the identity of every summary, and the rest of a track's only
+    when that track is drawn). Reads like the dict it stands for; read-only, as every cached summary is."""
+
+    # No __slots__: once decoded, `get` is the dict's own (an instance attribute shadows the method below), as
+    # fast as a plain summary's: a table reads a dozen fields of each of 1,000s of summaries.
+
+    def __init__(self, row: IndexRow):
+        self._row = row
+        self._summary: dict | None = None
+
+    def _decoded(self) -> dict:
+        if self._summary is None:
+            summary = _HEAD.decode(self._row.head)  # checked when its file was marked (see "marks")
+            if self._row.breakdowns is not None:
+                summary["breakdowns"] = self._row.breakdowns
+            self._summary, self.get = summary, summary.get
+        return self._summary
+
+    def get(self, key, default=None):
+        if self._summary is None and key in IDENTITY:
+            value = getattr(self._row, key)
+            return default if value is UNSET else value
+        return self._decoded().get(key, default)
+
+    def __getitem__(self, key):
+        if self._summary is None and key in IDENTITY:
+            value = getattr(self._row, key)
+            if value is UNSET:
+                raise KeyError(key)
+            return value
+        return self._decoded()[key]
+
+    def __contains__(self, key: object) -> bool:
+        if self._summary is None and key in IDENTITY:
+            return getattr(self._row, key) is not UNSET
+        return key in self._decoded()
+
+    def __bool__(self) -> bool:
+        return True  # a row's head always has fields (a summary is never empty)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __repr__(self) -> str:
+        return f"LazySummary({self._row.key!r}, {'decoded' if self._summary is not None else 'not decoded'})"
 
 
 def _first_byte(raw: msgspec.Raw) -> bytes:
@@ -267,7 +346,8 @@ def _first_byte(raw: msgspec.Raw) -> bytes:
 
 
 def plain(summary: Mapping) -> dict:
-    """A summary with its breakdowns as a plain dict (what `json.dumps` needs; LazyBreakdowns is a read-only Mapping)."""
+    """A summary as a plain dict, its breakdowns too (what `json.dumps` needs; LazySummary and LazyBreakdowns are
+    read-only Mappings)."""
     out = dict(summary)
     if isinstance(out.get("breakdowns"), LazyBreakdowns):
         out["breakdowns"] = {axis: dict(cells) for axis, cells in out["breakdowns"].items()}
@@ -275,14 +355,17 @@ def plain(summary: Mapping) -> dict:
 
 
 def encode(name: str, metric_version: str, rows: list[IndexRow]) -> bytes:
-    heads = _DiskHeads(
-        INDEX_FORMAT, metric_version, name, [_DiskRow(r.key, r.size, r.head, r.breakdowns is not None) for r in rows]
-    )
+    heads = _DiskHeads(INDEX_FORMAT, metric_version, name, [_disk_row(r) for r in rows])
     breakdowns = [r.breakdowns.raw if r.breakdowns is not None else _NULL for r in rows]
     return _ENCODER.encode(heads) + b"\n" + _ENCODER.encode(breakdowns)  # JSON as msgspec writes it holds no newline
 
 
 _NULL = msgspec.Raw(b"null")
+
+
+def _disk_row(r: IndexRow) -> _DiskRow:
+    head = r.head if isinstance(r.head, msgspec.Raw) else msgspec.Raw(_ENCODER.encode(r.head))
+    return _DiskRow(r.key, r.size, head, r.breakdowns is not None, r.sha256, r.track, r.status, r.fingerprint)
 
 
 def decode(data: bytes, name: str, metric_version: str, rows_checked: bool = False) -> tuple[IndexFile | None, str | None]:
@@ -310,19 +393,35 @@ def decode(data: bytes, name: str, metric_version: str, rows_checked: bool = Fal
     if heads.name != name:
         return None, f"is the index {heads.name[:40]!r}"
     breakdowns = _Breakdowns(view[end + 1 :], len(heads.rows))
+    decoded: list = [r.head for r in heads.rows]  # a marked file's heads stay raw
     if not rows_checked:
         try:
             raws = breakdowns.raws()
         except (msgspec.DecodeError, RecursionError, ValueError) as exc:
             return None, f"has breakdowns that do not match its rows ({str(exc)[:120]})"
-        for row, raw in zip(heads.rows, raws):
+        for i, (row, raw) in enumerate(zip(heads.rows, raws)):
             if index_name(row.key) != name:
                 return None, f"holds a row of another index ({row.key[:80]!r})"
-            if _first_byte(raw) != (b"{" if row.breakdowns else b"n") or "breakdowns" in row.head:
+            try:
+                head = decoded[i] = _HEAD.decode(row.head)
+            except (msgspec.DecodeError, RecursionError) as exc:
+                return None, f"has a head that is not an object (row {row.key[:80]!r}: {str(exc)[:80]})"
+            if _first_byte(raw) != (b"{" if row.breakdowns else b"n") or "breakdowns" in head:
                 return None, f"has breakdowns that are not an object (row {row.key[:80]!r})"
+            if any(head.get(k, UNSET) != getattr(row, k) for k in IDENTITY):
+                return None, f"has identity fields that are not its head's (row {row.key[:80]!r})"
     rows = [
-        IndexRow(r.key, r.size, r.head, LazyBreakdowns(file=breakdowns, row=i) if r.breakdowns else None)
-        for i, r in enumerate(heads.rows)
+        IndexRow(
+            r.key,
+            r.size,
+            head,
+            LazyBreakdowns(file=breakdowns, row=i) if r.breakdowns else None,
+            r.sha256,
+            r.track,
+            r.status,
+            r.fingerprint,
+        )
+        for i, (r, head) in enumerate(zip(heads.rows, decoded))
     ]
     return IndexFile(heads.format, heads.metric_version, heads.name, rows), None
 

@@ -122,6 +122,9 @@ def test_breakdowns_from_the_index_read_like_the_dict_they_stand_for(tmp_path):
         "breakdowns not an object",
         "breakdowns for fewer rows",
         "no breakdowns line",
+        "a head not an object",
+        "an identity field not the head's",
+        "an identity field the head lacks",
     ],
 )
 def test_a_damaged_index_is_ignored_logged_once_and_rebuilt_from_the_summaries(tmp_path, caplog, damage):
@@ -138,7 +141,7 @@ def test_a_damaged_index_is_ignored_logged_once_and_rebuilt_from_the_summaries(t
         path.write_text("[1, 2, 3]")
     elif damage == "no breakdowns line":
         path.write_bytes(raw.split(b"\n")[0])
-    else:  # the file's two lines: the rows' heads, then their breakdowns
+    else:  # the file's two lines: the rows (each with its head), then their breakdowns
         heads, breakdowns = (json.loads(line) for line in raw.split(b"\n"))
         if damage == "another metric version":
             heads["metric_version"] = "0"
@@ -146,6 +149,13 @@ def test_a_damaged_index_is_ignored_logged_once_and_rebuilt_from_the_summaries(t
             heads["rows"][0]["size"] = "12"
         elif damage == "breakdowns not an object":
             breakdowns[0] = [1, 2]
+        elif damage == "a head not an object":
+            heads["rows"][0]["head"] = ["sha256", heads["rows"][0]["sha256"]]
+        elif damage == "an identity field not the head's":  # a row saying "scored" where its summary is not
+            row = heads["rows"][0]
+            row["status"], row["head"]["status"] = "scored", "invalid"
+        elif damage == "an identity field the head lacks":
+            heads["rows"][0]["head"].pop("fingerprint")
         else:
             breakdowns.pop()
         path.write_text(json.dumps(heads) + "\n" + json.dumps(breakdowns))
@@ -155,6 +165,8 @@ def test_a_damaged_index_is_ignored_logged_once_and_rebuilt_from_the_summaries(t
     problems = [r.getMessage() for r in caplog.records if f"index/{name}.json" in r.getMessage()]
     assert len(problems) == (0 if damage == "another metric version" else 1)  # an older layout is not an error
     assert str(tmp_path) not in "".join(problems)
+    if damage.startswith(("a head", "an identity")):
+        assert ("head that is not an object" if damage.startswith("a head") else "identity fields") in problems[0]
     assert results_index.decode(path.read_bytes(), name, scoring.METRIC_VERSION)[1] is None  # rewritten, sound
     local_board(tmp_path)
     assert len([r for r in caplog.records if f"index/{name}.json" in r.getMessage()]) == len(problems)  # not again

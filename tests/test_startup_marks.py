@@ -32,6 +32,8 @@ from leaderboard.store import StoreSettings
 from leaderboard.store.local import HASHES_FILE, LocalStore
 from leaderboard.store.naming import SUBMISSIONS_DIR
 
+from appserver import place_submission
+
 SETTLE_NS = 30_000_000
 
 
@@ -117,6 +119,39 @@ def test_a_marked_start_decodes_no_breakdowns_until_they_are_read(tmp_path, shor
     assert results_index.plain(e.summary)["breakdowns"] == stored and len(decoded) == 1
     assert all(results_index.plain(x.summary)["breakdowns"] for x in scored)  # each file's line decoded once
     assert len(decoded) == len({results_index.index_name(x.key) for x in scored})
+
+
+def test_a_marked_start_decodes_no_head_beyond_its_identity(tmp_path, short_settle, row_checks, monkeypatch):
+    """A start (and a refresh) from marked files reads each summary's identity (sha256, track, status,
+    fingerprint) from its index row and decodes no head: a head is decoded when something else of it is first
+    read (a track's table), and every summary then reads as its stored file, absent identity fields absent."""
+    place_submission(tmp_path, "vdr", "mallory", b"not a submission\n")  # invalid: a summary without fingerprint
+    marked_board(tmp_path, row_checks)
+    decoded: list[str] = []
+    original = results_index.LazySummary._decoded
+
+    def spy(self):
+        if self._summary is None:
+            decoded.append(self._row.key)
+        return original(self)
+
+    monkeypatch.setattr(results_index.LazySummary, "_decoded", spy)
+    board = local_board(tmp_path)
+    board.refresh()
+    entries = board.entries()
+    assert row_checks == [] and decoded == [] and entries
+    assert all(isinstance(e.summary, results_index.LazySummary) for e in entries if e.key)
+    invalid = 0
+    for i, e in enumerate(entries):
+        stored = json.loads((tmp_path / "results" / f"{e.key}.json").read_text())
+        for k in results_index.IDENTITY:
+            assert (k in e.summary, e.summary.get(k, "absent")) == (k in stored, stored.get(k, "absent"))
+        invalid += "fingerprint" not in stored
+        assert len(decoded) == i  # the identity read, nothing decoded
+        assert results_index.plain(e.summary) == stored and decoded[-1] == e.key
+        assert e.summary.get("fingerprint", "absent") == stored.get("fingerprint", "absent")  # decoded: the dict's own
+    assert invalid == 1  # the absent case covered
+    assert len(decoded) == len(entries)
 
 
 def test_a_marked_start_lists_the_results_folder_only_for_a_key_it_lacks(tmp_path, short_settle, row_checks, monkeypatch):
