@@ -124,7 +124,7 @@ def current_choices(component, choices_now, label: str):
         keys = {key for _, key in pairs}
         for value in payload if isinstance(payload, list) else [] if payload is None else [payload]:
             if value not in keys:
-                shown = ", ".join(repr(k) for _, k in pairs[:_CHOICES_SHOWN])
+                shown = ", ".join(repr(str(k)[:80]) for _, k in pairs[:_CHOICES_SHOWN])  # values are strangers' text
                 more = f" and {len(pairs) - _CHOICES_SHOWN} more" if len(pairs) > _CHOICES_SHOWN else ""
                 raise gr.Error(f"{label}: {str(value)[:80]!r} is not a choice on the board now ({shown}{more})")
         return payload
