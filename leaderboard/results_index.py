@@ -1,8 +1,9 @@
 """The results index: a few files per track holding every cached summary, so start-up reads 48 files, not 10,000.
 
-    results/index/<track>/<h>.json   two JSON documents, one line each:
+    results/index/<track>/<h>.json   three JSON documents, one line each:
         {"format", "metric_version", "name",
-         "rows": [{"key", "size", "head", "breakdowns": true|false, "sha256", "track", "status", "fingerprint"}]}
+         "rows": [{"key", "size", "breakdowns": true|false, "sha256", "track", "status", "fingerprint"}]}
+        [<row 1's head>, <row 2's head>, ...]
         [<row 1's breakdowns>, <row 2's breakdowns>, ...]          (null for a row without)
 
 sixteen files per track (`h`: the first hex digit of the submission hash), so a
@@ -10,15 +11,14 @@ change rewrites and pushes a sixteenth of a track's rows.
 
 A row is the summary stored under `results/<key>.json`, split in two: `head`
 (identity, system, status, headline metrics with CIs, errors...) and
-`breakdowns`, two thirds of the bytes, which a start-up does not even scan:
-they follow every head, on the file's second line, which is decoded (into one
-raw JSON value per row) when a slice table, a chart or a detail view first asks
-for a row's breakdowns, and each row's one axis at a time (`LazyBreakdowns`).
-Beside its head, a row repeats the head's IDENTITY fields (sha256, track,
-status, fingerprint: absent where the head lacks them), which are all a
-start-up reads of every summary; from a marked file (below) a head is kept as
-raw JSON and decoded when something else of it is first read (`LazySummary`:
-a track's heads when it is first drawn).
+`breakdowns` (by language, dataset...), each on a line of its own, and the
+head's IDENTITY fields (sha256, track, status, fingerprint: absent where the
+head lacks them) repeated on the first line, which are all a start-up reads
+of every summary. From a marked file (below) a start reads the first line
+alone (a twentieth of the bytes); the rest of the file is read when one of
+its heads or breakdowns is first asked for (`_Rest`: a track's files when it
+is first drawn), a head decoded when something beyond its identity is first
+read (`LazySummary`), breakdowns one axis at a time (`LazyBreakdowns`).
 
 The index is a cache like the summaries it copies (it is pushed to and pulled
 from RESULTS_REPO too), so nothing in it is trusted blindly. On load:
@@ -79,7 +79,9 @@ import msgspec
 log = logging.getLogger(__name__)
 
 INDEX_DIR = "index"
-INDEX_FORMAT = 3  # 1: each row's breakdowns inside its row (a start-up scanned them all); 2: no identity fields
+# 1: each row's breakdowns inside its row (a start-up scanned them all); 2: no identity fields; 3: each head
+# inside its row (a start-up read them all)
+INDEX_FORMAT = 4
 # The largest row read: a summary is a few KB (its error list is capped at MAX_REPORTED lines);
 # a larger index than its summaries can justify is not read at all.
 MAX_ROW_BYTES = 256 * 1024
@@ -99,18 +101,21 @@ UNSET = msgspec.UNSET  # a field the head does not have (not the same as null)
 
 
 class IndexRow(msgspec.Struct):
-    """A row in memory: its head a dict, or the raw JSON of a marked file's row (decoded when first read beyond
-    its IDENTITY fields); its breakdowns the summary's (None when it has none), decoded when first read."""
+    """A row in memory: its head a dict, or None for a marked file's row (its head is row `at` of `rest`, decoded
+    when first read beyond its IDENTITY fields); its breakdowns the summary's (None when it has none), decoded
+    when first read."""
 
     key: str
     size: int  # bytes of results/<key>.json when the row was taken from it
-    head: dict[str, Any] | msgspec.Raw
+    head: dict[str, Any] | None
     breakdowns: LazyBreakdowns | None = None
-    # the head's IDENTITY fields, as the head has them (UNSET: absent); required beside a raw head
+    # the head's IDENTITY fields, as the head has them (UNSET: absent); required beside a head left in `rest`
     sha256: Any = UNSET
     track: Any = UNSET
     status: Any = UNSET
     fingerprint: Any = UNSET
+    rest: _Rest | None = None
+    at: int = 0
 
 
 class IndexFile(msgspec.Struct):
@@ -123,15 +128,14 @@ class IndexFile(msgspec.Struct):
 class _DiskRow(msgspec.Struct, forbid_unknown_fields=True):  # a row as the first line holds it
     key: str
     size: int
-    head: msgspec.Raw  # decoded and checked when the file is not marked; else when the summary is first read
-    breakdowns: bool  # whether the second line holds an object for this row (else null)
+    breakdowns: bool  # whether the third line holds an object for this row (else null)
     sha256: Any = UNSET  # IDENTITY: the head's own values (checked against it), absent where the head lacks them
     track: Any = UNSET
     status: Any = UNSET
     fingerprint: Any = UNSET
 
 
-class _DiskHeads(msgspec.Struct, forbid_unknown_fields=True):  # the first line
+class _DiskFirst(msgspec.Struct, forbid_unknown_fields=True):  # the first line
     format: int
     metric_version: str
     name: str
@@ -143,7 +147,7 @@ class _Version(msgspec.Struct):  # what any format's file says of itself (an old
     metric_version: str
 
 
-_HEADS = msgspec.json.Decoder(_DiskHeads)
+_FIRST = msgspec.json.Decoder(_DiskFirst)
 _HEAD = msgspec.json.Decoder(dict[str, Any])
 _VERSION = msgspec.json.Decoder(_Version)
 _RAWS = msgspec.json.Decoder(list[msgspec.Raw])
@@ -151,22 +155,75 @@ _AXES = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _CELLS = msgspec.json.Decoder(dict[str, dict[str, Any]])  # numbers stay as written (counts are ints)
 
 
-class _Breakdowns:
-    """An index file's second line: every row's breakdowns, decoded (one raw JSON value per row) on first use."""
+class _Rest:
+    """An index file's second and third lines: every row's head, then every row's breakdowns (one raw JSON value
+    per row, each line decoded so when first used).
 
-    __slots__ = ("data", "count", "_raws")
+    From the file's bytes when it was read whole; else (a marked file, of which a start read the first line) read
+    from the file when a head or a breakdowns is first asked for, if the file is still the one marked. A file
+    changed since (by hand: every writer of the folder replaces files, which leaves the marked inode as it was
+    only for a reader holding it, so this one checks), or unreadable, gives no head and no breakdowns: `recover`
+    (key -> the summary read from its own file, or None) then stands in, and the rows are left out of the
+    index when it is next written.
+    """
 
-    def __init__(self, data: memoryview, count: int):
-        self.data, self.count = data, count
+    __slots__ = ("count", "recover", "path", "signature", "offset", "_heads", "_breakdowns", "_raws", "_failed")
+
+    def __init__(self, count: int, recover=None, *, data: bytes | None = None, path=None, signature=None, offset=0):
+        """From `data[offset:]` (the whole file's bytes), or from file `path` at `offset` when first needed, if it
+        still has `signature` (`recover`: see the class docstring)."""
+        self.count, self.recover = count, recover or (lambda key: None)
+        self.path, self.signature, self.offset = path, signature, offset
+        self._heads: list[msgspec.Raw] | None = None
+        self._breakdowns: memoryview | None = None
         self._raws: list[msgspec.Raw] | None = None
+        self._failed = False
+        if data is not None:
+            self._split(data, offset)  # raises when the lines do not match the rows (decode says why)
 
-    def raws(self) -> list[msgspec.Raw]:
-        if self._raws is None:
-            raws = _RAWS.decode(self.data)
-            if len(raws) != self.count:  # a file checked when marked cannot change unseen (see "marks")
-                raise ValueError(f"index breakdowns: {len(raws)} values for {self.count} rows")
-            self._raws = raws
-        return self._raws
+    def _split(self, data: bytes, start: int) -> None:
+        end = data.find(b"\n", start)
+        if end < 0:
+            raise ValueError("no breakdowns line")
+        view = memoryview(data)
+        heads = _RAWS.decode(view[start:end])
+        if len(heads) != self.count:
+            raise ValueError(f"{len(heads)} heads for {self.count} rows")
+        self._heads, self._breakdowns = heads, view[end + 1 :]
+
+    def _loaded(self) -> bool:
+        if self._heads is None and not self._failed:
+            try:
+                with open(self.path, "rb") as fh:
+                    if file_signature(os.fstat(fh.fileno())) != self.signature:
+                        raise ValueError("changed since it was marked")
+                    fh.seek(self.offset)
+                    self._split(fh.read(self.signature[1] - self.offset), 0)
+            except (OSError, ValueError, msgspec.DecodeError, RecursionError) as exc:
+                self._fail(f"cannot be read back ({str(exc)[:120]})")
+        return self._heads is not None
+
+    def _fail(self, problem: str) -> None:
+        if not self._failed:
+            self._failed = True
+            name = "/".join(Path(self.path).parts[-2:]) if self.path else "(in memory)"
+            log.warning("results index %s %s; its summaries are read from their own files", name, problem)
+
+    def head(self, i: int) -> msgspec.Raw | None:
+        """Row i's head as raw JSON; None when the file can no longer be read as marked."""
+        return self._heads[i] if self._loaded() else None
+
+    def breakdowns(self, i: int) -> msgspec.Raw | None:
+        """Row i's breakdowns as raw JSON; None when the file can no longer be read as marked."""
+        if self._raws is None and self._loaded():
+            try:
+                raws = _RAWS.decode(self._breakdowns)
+                if len(raws) != self.count:
+                    raise ValueError(f"{len(raws)} breakdowns for {self.count} rows")
+                self._raws = raws
+            except (ValueError, msgspec.DecodeError, RecursionError) as exc:
+                self._fail(f"has breakdowns that do not match its rows ({str(exc)[:120]})")
+        return self._raws[i] if self._raws is not None else None
 
 
 class LazyBreakdowns(Mapping):
@@ -176,18 +233,23 @@ class LazyBreakdowns(Mapping):
     JSON it came from, written back to the index as is.
     """
 
-    __slots__ = ("_raw", "_file", "_row", "_axes", "_decoded")
+    __slots__ = ("_raw", "_file", "_row", "_key", "_axes", "_decoded")
 
-    def __init__(self, raw: msgspec.Raw | None = None, file: _Breakdowns | None = None, row: int = 0):
-        """From its raw JSON, or from row `row` of an index file's breakdowns (not decoded until asked for)."""
-        self._raw, self._file, self._row = raw, file, row
+    def __init__(self, raw: msgspec.Raw | None = None, file: _Rest | None = None, row: int = 0, key: str = ""):
+        """From its raw JSON, or from row `row` (results-cache key `key`) of an index file's breakdowns (not read
+        until asked for)."""
+        self._raw, self._file, self._row, self._key = raw, file, row, key
         self._axes: dict[str, msgspec.Raw] | None = None
         self._decoded: dict[str, dict] = {}
 
     @property
     def raw(self) -> msgspec.Raw:
         if self._raw is None:
-            self._raw = self._file.raws()[self._row]
+            raw = self._file.breakdowns(self._row)
+            if raw is None:  # its index file can no longer be read as marked: the summary's own file
+                summary = self._file.recover(self._key) or {}
+                raw = msgspec.Raw(_ENCODER.encode(summary.get("breakdowns") or {}))
+            self._raw = raw
         return self._raw
 
     def _index(self) -> dict[str, msgspec.Raw]:
@@ -280,8 +342,8 @@ def as_row(key: str, size: int, summary: Mapping) -> IndexRow:
 
 
 def summary_of(row: IndexRow) -> Mapping:
-    """The summary a row stands for, its breakdowns decoded lazily (its head too, when the row holds it raw)."""
-    if isinstance(row.head, msgspec.Raw):
+    """The summary a row stands for, its breakdowns decoded lazily (its head too, when the row does not hold it)."""
+    if row.head is None:
         return LazySummary(row)
     summary = dict(row.head)
     if row.breakdowns is not None:
@@ -303,9 +365,14 @@ class LazySummary(Mapping):
 
     def _decoded(self) -> dict:
         if self._summary is None:
-            summary = _HEAD.decode(self._row.head)  # checked when its file was marked (see "marks")
-            if self._row.breakdowns is not None:
-                summary["breakdowns"] = self._row.breakdowns
+            row = self._row
+            raw = row.rest.head(row.at)
+            if raw is not None:
+                summary = _HEAD.decode(raw)  # checked when its file was marked (see "marks")
+                if row.breakdowns is not None:
+                    summary["breakdowns"] = row.breakdowns
+            else:  # its index file can no longer be read as marked: the summary's own file, else what is known
+                summary = row.rest.recover(row.key) or _unreadable(row)
             self._summary, self.get = summary, summary.get
         return self._summary
 
@@ -341,6 +408,14 @@ class LazySummary(Mapping):
         return f"LazySummary({self._row.key!r}, {'decoded' if self._summary is not None else 'not decoded'})"
 
 
+def _unreadable(row: IndexRow) -> dict:
+    """What stands for a summary neither its index file nor its own file can give back: its identity, and why
+    nothing else (the next start rescores it: it is no longer in the cache)."""
+    identity = {k: v for k in IDENTITY if (v := getattr(row, k)) is not UNSET}
+    errors = ["results cache: this result could not be read back; it is rescored at the next start"]
+    return {**identity, "errors": errors, "error_count": len(errors)}
+
+
 def _first_byte(raw: msgspec.Raw) -> bytes:
     return bytes(memoryview(raw)[:1])
 
@@ -355,79 +430,110 @@ def plain(summary: Mapping) -> dict:
 
 
 def encode(name: str, metric_version: str, rows: list[IndexRow]) -> bytes:
-    heads = _DiskHeads(INDEX_FORMAT, metric_version, name, [_disk_row(r) for r in rows])
+    first = _DiskFirst(INDEX_FORMAT, metric_version, name, [_disk_row(r) for r in rows])
+    heads = [_head_raw(r) for r in rows]
     breakdowns = [r.breakdowns.raw if r.breakdowns is not None else _NULL for r in rows]
-    return _ENCODER.encode(heads) + b"\n" + _ENCODER.encode(breakdowns)  # JSON as msgspec writes it holds no newline
+    # JSON as msgspec writes it holds no newline
+    return b"\n".join((_ENCODER.encode(first), _ENCODER.encode(heads), _ENCODER.encode(breakdowns)))
 
 
 _NULL = msgspec.Raw(b"null")
 
 
 def _disk_row(r: IndexRow) -> _DiskRow:
-    head = r.head if isinstance(r.head, msgspec.Raw) else msgspec.Raw(_ENCODER.encode(r.head))
-    return _DiskRow(r.key, r.size, head, r.breakdowns is not None, r.sha256, r.track, r.status, r.fingerprint)
+    return _DiskRow(r.key, r.size, r.breakdowns is not None, r.sha256, r.track, r.status, r.fingerprint)
 
 
-def decode(data: bytes, name: str, metric_version: str, rows_checked: bool = False) -> tuple[IndexFile | None, str | None]:
-    """(index, None) when `data` is the index file `name` of this format and metric version; else (None, why).
+def _head_raw(r: IndexRow) -> msgspec.Raw | None:
+    """A row's head as JSON: from its file when the row does not hold it (None when that file can no longer be
+    read as marked)."""
+    return msgspec.Raw(_ENCODER.encode(r.head)) if r.head is not None else r.rest.head(r.at)
 
-    `rows_checked`: the file is one this disk checked row by row and marked (see "marks" below), so its rows'
-    shapes are not checked again, and its breakdowns line is decoded only when a row's breakdowns are first read.
-    """
-    end = data.find(b"\n")
-    if end < 0:  # one line: an older format's file (obsolete), or not an index file
-        try:
-            version = _VERSION.decode(data)
-        except (msgspec.DecodeError, RecursionError) as exc:
+
+def _first_line(line, name: str, metric_version: str) -> tuple[_DiskFirst | None, str | None]:
+    """An index file's first line, checked to be index `name` of this format and metric version; else (None, why)."""
+    try:
+        first = _FIRST.decode(line)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        try:  # an older format's file (its rows have other fields): obsolete, not damaged
+            version = _VERSION.decode(line)
+        except (msgspec.DecodeError, RecursionError):
             return None, f"does not match the index schema ({str(exc)[:120]})"
         if version.format != INDEX_FORMAT or version.metric_version != metric_version:
             return None, OBSOLETE
-        return None, "does not match the index schema (no breakdowns line)"
-    view = memoryview(data)
-    try:
-        heads = _HEADS.decode(view[:end])
-    except (msgspec.DecodeError, RecursionError) as exc:
         return None, f"does not match the index schema ({str(exc)[:120]})"
-    if heads.format != INDEX_FORMAT or heads.metric_version != metric_version:
+    if first.format != INDEX_FORMAT or first.metric_version != metric_version:
         return None, OBSOLETE
-    if heads.name != name:
-        return None, f"is the index {heads.name[:40]!r}"
-    breakdowns = _Breakdowns(view[end + 1 :], len(heads.rows))
-    decoded: list = [r.head for r in heads.rows]  # a marked file's heads stay raw
-    if not rows_checked:
-        try:
-            raws = breakdowns.raws()
-        except (msgspec.DecodeError, RecursionError, ValueError) as exc:
-            return None, f"has breakdowns that do not match its rows ({str(exc)[:120]})"
-        for i, (row, raw) in enumerate(zip(heads.rows, raws)):
-            if index_name(row.key) != name:
-                return None, f"holds a row of another index ({row.key[:80]!r})"
-            try:
-                head = decoded[i] = _HEAD.decode(row.head)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                return None, f"has a head that is not an object (row {row.key[:80]!r}: {str(exc)[:80]})"
-            if _first_byte(raw) != (b"{" if row.breakdowns else b"n") or "breakdowns" in head:
-                return None, f"has breakdowns that are not an object (row {row.key[:80]!r})"
-            if any(head.get(k, UNSET) != getattr(row, k) for k in IDENTITY):
-                return None, f"has identity fields that are not its head's (row {row.key[:80]!r})"
-    rows = [
+    if first.name != name:
+        return None, f"is the index {first.name[:40]!r}"
+    return first, None
+
+
+def _rows(first: _DiskFirst, rest: _Rest, heads: list | None = None) -> list[IndexRow]:
+    """The rows of a file's first line; their heads `heads` (decoded), else left in `rest` until first read."""
+    return [
         IndexRow(
             r.key,
             r.size,
-            head,
-            LazyBreakdowns(file=breakdowns, row=i) if r.breakdowns else None,
+            heads[i] if heads is not None else None,
+            LazyBreakdowns(file=rest, row=i, key=r.key) if r.breakdowns else None,
             r.sha256,
             r.track,
             r.status,
             r.fingerprint,
+            rest,
+            i,
         )
-        for i, (r, head) in enumerate(zip(heads.rows, decoded))
+        for i, r in enumerate(first.rows)
     ]
-    return IndexFile(heads.format, heads.metric_version, heads.name, rows), None
+
+
+def decode(
+    data: bytes, name: str, metric_version: str, rows_checked: bool = False, recover=None
+) -> tuple[IndexFile | None, str | None]:
+    """(index, None) when `data` is the index file `name` of this format and metric version; else (None, why).
+
+    `rows_checked`: the file is one this disk checked row by row and marked (see "marks" below), so its rows'
+    shapes are not checked again, its heads are decoded when first read and its breakdowns line when a row's
+    breakdowns are first read. `recover`: see `_Rest`.
+    """
+    end = data.find(b"\n")
+    first, problem = _first_line(memoryview(data)[: end if end >= 0 else len(data)], name, metric_version)
+    if first is None:
+        return None, problem
+    try:
+        rest = _Rest(len(first.rows), recover, data=data, offset=end + 1) if end >= 0 else None
+    except (msgspec.DecodeError, RecursionError, ValueError) as exc:
+        return None, f"has heads that do not match its rows ({str(exc)[:120]})"
+    if rest is None:
+        return None, "does not match the index schema (one line)"
+    if rows_checked:
+        return IndexFile(first.format, first.metric_version, first.name, _rows(first, rest)), None
+    try:  # decoded here, not through rest.breakdowns: a line that does not decode is this file's problem
+        raws = _RAWS.decode(rest._breakdowns)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        return None, f"has breakdowns that do not match its rows ({str(exc)[:120]})"
+    if len(raws) != len(first.rows):
+        return None, f"has breakdowns that do not match its rows ({len(raws)} for {len(first.rows)} rows)"
+    rest._raws = raws
+    heads = []
+    for row, raw_head, raw in zip(first.rows, rest._heads, raws):
+        if index_name(row.key) != name:
+            return None, f"holds a row of another index ({row.key[:80]!r})"
+        try:
+            head = _HEAD.decode(raw_head)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            return None, f"has a head that is not an object (row {row.key[:80]!r}: {str(exc)[:80]})"
+        if _first_byte(raw) != (b"{" if row.breakdowns else b"n") or "breakdowns" in head:
+            return None, f"has breakdowns that are not an object (row {row.key[:80]!r})"
+        if any(head.get(k, UNSET) != getattr(row, k) for k in IDENTITY):
+            return None, f"has identity fields that are not its head's (row {row.key[:80]!r})"
+        heads.append(head)
+    return IndexFile(first.format, first.metric_version, first.name, _rows(first, rest, heads)), None
 
 
 def read(
-    root: Path, name: str, metric_version: str, summaries: int, marked: tuple | None = None
+    root: Path, name: str, metric_version: str, summaries: int, marked: tuple | None = None, recover=None
 ) -> tuple[IndexFile | None, os.stat_result | None, str | None]:
     """(index, its stat, problem) of index file `name`; (None, None, None) when there is none (or an obsolete one).
 
@@ -448,26 +554,31 @@ def read(
         data = path.read_bytes()
     except OSError as exc:
         return None, None, f"cannot be read ({type(exc).__name__})"
-    index, problem = decode(data, name, metric_version, rows_checked=marked is not None and file_signature(st) == marked)
+    checked = marked is not None and file_signature(st) == marked
+    index, problem = decode(data, name, metric_version, rows_checked=checked, recover=recover)
     if problem == OBSOLETE:  # written before a metric version bump (or by an older layout): nothing wrong
         return None, None, None
     return index, st, problem
 
 
-def read_marked(root: Path, name: str, metric_version: str, marked: tuple) -> IndexFile | None:
-    """Index file `name` when it still has the signature `marked` (so its size is the one read within bound when it
-    was marked, and its rows the ones checked then); None otherwise, or when it no longer decodes as this version's."""
+def read_marked(root: Path, name: str, metric_version: str, marked: tuple, recover=None) -> IndexFile | None:
+    """Index file `name`'s first line (its rest read when first needed: `_Rest`), when the file still has the
+    signature `marked` (so its size is the one read within bound when it was marked, and its rows the ones
+    checked then); None otherwise, or when it no longer decodes as this version's."""
     path = index_path(root, name)
     try:
-        if file_signature(path.stat()) != tuple(marked):
-            return None
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if file_signature(st) != tuple(marked):
+                return None
+            line = fh.readline(st.st_size)
     except OSError:
         return None
-    if len(data) != marked[1]:  # changed between the stat and the read
+    first, problem = _first_line(line, name, metric_version) if line.endswith(b"\n") else (None, "one line")
+    if first is None:
         return None
-    index, problem = decode(data, name, metric_version, rows_checked=True)
-    return index if problem is None else None
+    rest = _Rest(len(first.rows), recover, path=path, signature=file_signature(st), offset=len(line))
+    return IndexFile(first.format, first.metric_version, first.name, _rows(first, rest))
 
 
 def file_problem(rel: str, path: Path, metric_version: str) -> str | None:
@@ -483,9 +594,12 @@ def file_problem(rel: str, path: Path, metric_version: str) -> str | None:
 
 
 def write(root: Path, name: str, metric_version: str, rows: list[IndexRow], atomic_write) -> None:
+    """Index file `name` with `rows`, but those whose head is in a file that can no longer be read as marked (their
+    summaries are read from their own files when next asked for)."""
     path = index_path(root, name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = encode(name, metric_version, sorted(rows, key=lambda r: r.key))
+    kept = [r for r in rows if r.head is not None or r.rest.head(r.at) is not None]
+    data = encode(name, metric_version, sorted(kept, key=lambda r: r.key))
     atomic_write(path, lambda fh: fh.write(data))
 
 

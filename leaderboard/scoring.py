@@ -288,7 +288,7 @@ class ResultsCache:
             return False
         loaded = {}
         for name, (_, file_sig) in sorted(marks.items()):
-            index = results_index.read_marked(self.root, name, METRIC_VERSION, file_sig)
+            index = results_index.read_marked(self.root, name, METRIC_VERSION, file_sig, self._load_file)
             if index is None:
                 return False
             loaded[name] = index
@@ -321,7 +321,7 @@ class ResultsCache:
                     new_marks[name] = marks[name]
                 continue
             held = marks[name][1] if name in marks and marks[name][0] == signature else None
-            index, st, problem = results_index.read(self.root, name, METRIC_VERSION, summaries, held)
+            index, st, problem = results_index.read(self.root, name, METRIC_VERSION, summaries, held, self._load_file)
             if problem is not None and f"{results_index.INDEX_DIR}/{name}.json" not in self._reported:
                 self._reported.add(f"{results_index.INDEX_DIR}/{name}.json")
                 log.warning("results cache: %s/%s.json %s; rebuilt from the summaries", results_index.INDEX_DIR, name, problem)
@@ -450,6 +450,11 @@ class ResultsCache:
         """The summary stored under `key`, or None (discarded, logged once) when it is unsound."""
         if key in self._summaries:  # from the index, checked when it was read
             return self._summaries[key]
+        return self._load_file(key)
+
+    def _load_file(self, key: str) -> dict | None:
+        """`load` from the summary's own file (also what stands in for an index row whose file can no longer be
+        read as it was marked: results_index._Rest)."""
         path = self.root / f"{key}.json"
         try:
             data = path.read_bytes()

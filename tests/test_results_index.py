@@ -122,6 +122,8 @@ def test_breakdowns_from_the_index_read_like_the_dict_they_stand_for(tmp_path):
         "breakdowns not an object",
         "breakdowns for fewer rows",
         "no breakdowns line",
+        "only the first line",
+        "heads for fewer rows",
         "a head not an object",
         "an identity field not the head's",
         "an identity field the head lacks",
@@ -140,25 +142,28 @@ def test_a_damaged_index_is_ignored_logged_once_and_rebuilt_from_the_summaries(t
     elif damage == "a list":
         path.write_text("[1, 2, 3]")
     elif damage == "no breakdowns line":
+        path.write_bytes(b"\n".join(raw.split(b"\n")[:2]))
+    elif damage == "only the first line":
         path.write_bytes(raw.split(b"\n")[0])
-    else:  # the file's two lines: the rows (each with its head), then their breakdowns
-        heads, breakdowns = (json.loads(line) for line in raw.split(b"\n"))
+    else:  # the file's three lines: the rows (identity fields), their heads, then their breakdowns
+        first, heads, breakdowns = (json.loads(line) for line in raw.split(b"\n"))
         if damage == "another metric version":
-            heads["metric_version"] = "0"
+            first["metric_version"] = "0"
         elif damage == "a row of the wrong shape":
-            heads["rows"][0]["size"] = "12"
+            first["rows"][0]["size"] = "12"
         elif damage == "breakdowns not an object":
             breakdowns[0] = [1, 2]
+        elif damage == "heads for fewer rows":
+            heads.pop()
         elif damage == "a head not an object":
-            heads["rows"][0]["head"] = ["sha256", heads["rows"][0]["sha256"]]
+            heads[0] = ["sha256", first["rows"][0]["sha256"]]
         elif damage == "an identity field not the head's":  # a row saying "scored" where its summary is not
-            row = heads["rows"][0]
-            row["status"], row["head"]["status"] = "scored", "invalid"
+            first["rows"][0]["status"], heads[0]["status"] = "scored", "invalid"
         elif damage == "an identity field the head lacks":
-            heads["rows"][0]["head"].pop("fingerprint")
+            heads[0].pop("fingerprint")
         else:
             breakdowns.pop()
-        path.write_text(json.dumps(heads) + "\n" + json.dumps(breakdowns))
+        path.write_text("\n".join(json.dumps(line) for line in (first, heads, breakdowns)))
     caplog.set_level(logging.WARNING)
     board = local_board(tmp_path)
     assert shown(board) == before

@@ -25,7 +25,7 @@ import pytest
 
 import leaderboard.results_index as results_index
 import leaderboard.store.local as local
-from leaderboard.scoring import ResultsCache
+from leaderboard.scoring import METRIC_VERSION, ResultsCache
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -98,27 +98,35 @@ def test_a_marked_index_serves_every_row_without_a_check_per_row(tmp_path, short
     marked_board(tmp_path, row_checks)
 
 
-def test_a_marked_start_decodes_no_breakdowns_until_they_are_read(tmp_path, short_settle, row_checks, monkeypatch):
-    """An index file's second line (every row's breakdowns: two thirds of its bytes) is not even scanned by a start
-    from marked files; the first read of a row's breakdowns decodes its file's line, and they read as stored."""
+def test_a_marked_start_reads_no_index_file_beyond_its_first_line(tmp_path, short_settle, row_checks, monkeypatch):
+    """A start from marked files reads each index file's first line (every row's identity: a twentieth of its
+    bytes) and nothing after it; the first read of a row's breakdowns reads the rest of its file once and decodes
+    its breakdowns line once, and they read as stored."""
     marked_board(tmp_path, row_checks)
-    decoded: list[int] = []
-    original = results_index._Breakdowns.raws
+    reads: list[str] = []  # the index files whose rest (heads and breakdowns lines) was read
+    decoded: list[str] = []  # those whose breakdowns line was decoded
+    split, breakdowns = results_index._Rest._split, results_index._Rest.breakdowns
 
-    def spy(self):
+    def spy_split(self, data, start):
+        reads.append(str(self.path))
+        return split(self, data, start)
+
+    def spy_breakdowns(self, i):
         if self._raws is None:
-            decoded.append(self.count)
-        return original(self)
+            decoded.append(str(self.path))
+        return breakdowns(self, i)
 
-    monkeypatch.setattr(results_index._Breakdowns, "raws", spy)
+    monkeypatch.setattr(results_index._Rest, "_split", spy_split)
+    monkeypatch.setattr(results_index._Rest, "breakdowns", spy_breakdowns)
     board = local_board(tmp_path)
-    assert row_checks == [] and decoded == []
+    assert row_checks == [] and reads == [] and decoded == []
     scored = [e for e in board.entries() if e.status == "scored"]
     e = scored[0]
     stored = json.loads((tmp_path / "results" / f"{e.key}.json").read_text())["breakdowns"]
-    assert results_index.plain(e.summary)["breakdowns"] == stored and len(decoded) == 1
-    assert all(results_index.plain(x.summary)["breakdowns"] for x in scored)  # each file's line decoded once
-    assert len(decoded) == len({results_index.index_name(x.key) for x in scored})
+    assert results_index.plain(e.summary)["breakdowns"] == stored and len(reads) == len(decoded) == 1
+    assert all(results_index.plain(x.summary)["breakdowns"] for x in scored)  # each file's rest read once
+    files = {str(results_index.index_path(tmp_path / "results", results_index.index_name(x.key))) for x in scored}
+    assert sorted(reads) == sorted(decoded) == sorted(files)
 
 
 def test_a_marked_start_decodes_no_head_beyond_its_identity(tmp_path, short_settle, row_checks, monkeypatch):
@@ -362,3 +370,43 @@ def test_a_submission_between_two_pulls_never_makes_a_stale_hash_look_recorded(t
     store.submit(track, "newcomer", "jsonl", b'{"system": {"name": "late"}}\n', {})  # another directory of the track
     assert hashes(store) == truth(root)
     assert hashes(LocalStore(root)) == truth(root)
+
+
+@pytest.mark.parametrize("summary_gone_too", [False, True])
+def test_an_index_file_changed_after_a_marked_start_gives_way_to_the_summaries_own_files(
+    tmp_path, short_settle, row_checks, caplog, summary_gone_too
+):
+    """A start from marked files reads the rest of an index file (heads, breakdowns) when first needed, and only
+    from the file as it was marked: one cut in place since (by hand) is not read, logged once; the summaries it
+    held are read from their own files, and one whose file is gone too reads as what is known of it, a precise
+    error, rescored at the next start. The next write of the index leaves out what could not be read back."""
+    before = marked_board(tmp_path, row_checks)
+    board = local_board(tmp_path)
+    e = next(e for e in board.entries("vdr") if e.status == "scored")
+    name = results_index.index_name(e.key)
+    path = results_index.index_path(tmp_path / "results", name)
+    summary_file = tmp_path / "results" / f"{e.key}.json"
+    stored = json.loads(summary_file.read_text())
+    data = path.read_bytes()
+    with open(path, "r+b") as fh:  # in place: the same inode, as marked
+        fh.truncate(data.index(b"\n") + 10)
+    if summary_gone_too:
+        summary_file.unlink()
+    caplog.set_level("WARNING")
+    if summary_gone_too:
+        assert results_index.plain(e.summary) == {
+            **{k: stored[k] for k in results_index.IDENTITY if k in stored},
+            "errors": ["results cache: this result could not be read back; it is rescored at the next start"],
+            "error_count": 1,
+        }
+    else:
+        assert results_index.plain(e.summary) == stored
+    assert len(board.table("vdr")) == len(board.entries("vdr"))  # every row of the file drawn, none lost
+    assert [r.getMessage() for r in caplog.records if f"results index {name}" in r.getMessage()] == [
+        f"results index {name}.json cannot be read back (changed since it was marked); its summaries are read "
+        "from their own files"
+    ]
+    board.rescorer.cache._dirty.add(name)
+    board.rescorer.cache.write_index()
+    assert results_index.decode(path.read_bytes(), name, METRIC_VERSION)[1] is None
+    assert shown(local_board(tmp_path)) == before  # whole again (the result whose file was gone: rescored)

@@ -52,8 +52,11 @@ class SystemTab:
     def __init__(self, board: Board):
         self.board = board
         with gr.Row():
+            # Built without choices: the page's load sends them (`restore`, for every visitor, with the board as it
+            # is then). Listing them here read a page of every track's summaries at start-up, the tracks not on
+            # screen included: a third of the index read for a picker no visitor sees as built.
             self.system = gr.Dropdown(
-                all_systems(board, views.page_rows()),
+                [],
                 value=None,
                 label="Submission",
                 elem_id="system-pick",
