@@ -24,6 +24,8 @@ from leaderboard.scoring import gc_paused
 from leaderboard.service import Board
 from leaderboard.ui import build_app, launch_kwargs
 
+GC_YOUNG_THRESHOLD = 10_000  # allocations between collections of the youngest generation, once started (start)
+
 
 def start(board: Board | None = None):
     """The board loaded and its page built: all `python app.py` does before serving (bench/bench_scale.py times it).
@@ -35,11 +37,19 @@ def start(board: Board | None = None):
     garbage left by the start (~5,400 objects, gradio's first app among them, the same at any board size) is
     never collected.
     Only here, in the serving process: tests build many boards in one process and must get theirs back.
+
+    Then the youngest generation is collected every GC_YOUNG_THRESHOLD allocations, not every 700: a request
+    that draws a track first decodes 1,000s of summaries (10,000s of dicts, freed by reference counting, not by
+    the collector), and with everything frozen the default threshold ran full collections through them over and
+    over (about a third of the time spent decoding at 10,000 submissions, bench/bench_scale.py). Cyclic garbage
+    waits for more allocations before it is collected: kilobytes.
     """
     with gc_paused():  # one pause for both (theirs nest in it), so no collection runs between them
         board = (board or Board()).start()
         demo = build_app(board)
         gc.freeze()  # before the collector is back on: the first allocation after would start the walk
+    _, *older = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *older)
     return board, demo
 
 

@@ -189,7 +189,9 @@ class _Rest:
         heads = _RAWS.decode(view[start:end])
         if len(heads) != self.count:
             raise ValueError(f"{len(heads)} heads for {self.count} rows")
-        self._heads, self._breakdowns = heads, view[end + 1 :]
+        # `_heads` last: it says the rest is read (another thread may be asking at the same time)
+        self._breakdowns = view[end + 1 :]
+        self._heads = heads
 
     def _loaded(self) -> bool:
         if self._heads is None and not self._failed:
