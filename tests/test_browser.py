@@ -338,6 +338,51 @@ def test_compare_tab_and_its_permalink(app, page_factory):
     assert query(fresh) == query(page)
 
 
+# What a chart's labels and legend occupy on the page: every x label clear of the legend and inside the figure,
+# the legend inside the figure, and the plot area left its height.
+CHART_LAYOUT_JS = """(el) => {
+  const figure = el.querySelector('svg.main-svg').getBoundingClientRect();
+  const legend = el.querySelector('g.legend');
+  const box = legend ? legend.getBoundingClientRect() : null;
+  const labels = [...el.querySelectorAll('g.xtick text')].map(t => t.getBoundingClientRect());
+  const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const plot = el.querySelector('.cartesianlayer .bg, .nsewdrag').getBoundingClientRect();
+  return {
+    labels: labels.length,
+    under_legend: box ? labels.filter(r => meets(r, box)).length : 0,
+    outside: labels.filter(r => r.bottom > figure.bottom + 1 || r.top < figure.top - 1).length,
+    legend_outside: box ? box.bottom > figure.bottom + 1 : false,
+    plot_height: plot.height,
+  };
+}"""
+
+
+def chart_layout(page, plot_id: str) -> dict:
+    page.wait_for_selector(f"#{plot_id} g.xtick text")
+    page.wait_for_timeout(300)  # plotly settles its margins in a second pass
+    return page.eval_on_selector(f"#{plot_id}", CHART_LAYOUT_JS)
+
+
+def test_chart_labels_stay_clear_of_the_legend(app, page_factory):
+    """Long category names (vdr's datasets, tilted) under many systems' legend: before, the legend sat at a fixed
+    fraction of the plot under it and covered the names; the chart now grows and the legend stays below them."""
+    page = page_factory()
+    open_board(page, app, "?tab=vdr", table="vdr-table")
+    page.get_by_role("tab", name="Per dataset", exact=True).click()
+    page.wait_for_function("document.querySelectorAll('#vdr-plot-1 g.legend .traces').length >= 9")
+    checked = {"vdr per dataset": chart_layout(page, "vdr-plot-1")}
+    page.screenshot(path=str(SHOTS / "desktop-vdr-per-dataset.png"), full_page=True)
+    page.get_by_role("tab", name="nDCG@5 against compression (Pareto front marked)").click()
+    checked["vdr tradeoff"] = chart_layout(page, "vdr-plot-0")
+    page.goto(app.url + "?tab=compare")
+    page.wait_for_selector("#compare-metrics [role=row][data-index]")
+    checked["compare"] = chart_layout(page, "compare-plot")
+    for name, got in checked.items():
+        assert got["labels"] >= 4, (name, got)
+        assert got["under_legend"] == 0 and got["outside"] == 0 and not got["legend_outside"], (name, got)
+        assert got["plot_height"] >= 200, (name, got)
+
+
 def _choices(app, track="unidoc"):
     from leaderboard.ui import views
 

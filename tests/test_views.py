@@ -76,3 +76,35 @@ def test_a_picker_search_of_any_length_is_answered_and_a_name_is_found(board):
     huge = gr.KeyUpData(None, {"key": "a", "input_value": name + "x" * 5_000_000})
     assert tab.find(track, None, huge)["choices"] == []
     assert views.system_choices(board, track, search="x" * 5_000_000) == []
+
+
+DATASETS = [p.stem.replace("__", "/") for p in sorted((Path(__file__).parents[1] / "assets/demo/gold/vdr").glob("*.qrels"))]
+
+
+def test_bars_give_each_system_its_own_colour_whatever_reported_bars_are_among_them():
+    track = TRACKS["vdr"]
+    systems = []
+    for i in range(10):  # rescored and reported alternating, more of each than there are colours
+        summary = {"breakdowns": {"dataset": {v: {"ndcg@5": 0.5 + i / 100} for v in DATASETS}}}
+        if i % 2:
+            summary["reported"] = {"source": "a paper", "series": "s"}
+        systems.append((f"system {i}", summary))
+    fig = figures.by_axis(track, systems, "dataset", "ndcg@5")
+    rescored = [t.marker.color for t in fig.data if not t.name.endswith(figures.REPORTED_MARK)]
+    reported = [t.marker.color for t in fig.data if t.name.endswith(figures.REPORTED_MARK)]
+    assert len(rescored) == len(reported) == 5
+    assert len(set(rescored)) == 5 and len(set(reported)) == 5  # the 9th trace took the 1st one's colour before
+
+
+def test_a_chart_grows_with_its_legend_and_its_long_labels():
+    track = TRACKS["vdr"]
+    cells = {"dataset": {v: {"ndcg@5": 0.5} for v in DATASETS}, "family": {"ViDoRe-V1": {"ndcg@5": 0.5}}}
+    few = [(f"s{i}", {"breakdowns": cells}) for i in range(2)]
+    many = [(f"a long system name number {i:02d}", {"breakdowns": cells}) for i in range(16)]
+    assert figures.by_axis(track, few, "family", "ndcg@5").layout.height == figures.HEIGHT  # short labels, one row
+    tilted = figures.by_axis(track, few, "dataset", "ndcg@5").layout.height
+    assert tilted > figures.HEIGHT  # the dataset names do not fit side by side: tilted, half their length in height
+    tall = figures.by_axis(track, many, "dataset", "ndcg@5")
+    assert len(tall.data) == figures.MAX_SERIES == 8
+    assert tall.layout.height == tilted + figures.LEGEND_ROW_PX  # 8 names of 29 characters: 2 rows of 4, not 1
+    assert tall.layout.legend.yref == "container" and tall.layout.legend.yanchor == "bottom"

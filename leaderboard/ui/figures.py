@@ -23,14 +23,38 @@ MAX_SERIES = 8  # more bars per group stop being readable; the best-ranked syste
 MAX_LABELS = 12  # scatter points beyond the best-ranked few get a hover label only, not a printed one
 
 
+HEIGHT = 420
+# What the height of a chart is reckoned from (`_height`): the plot area keeps PLOT_MIN_PX, and below it go the x
+# labels and the legend, which wraps into rows at the width a desktop page gives a chart (a narrower screen wraps
+# it into more rows, which plotly then fits by shrinking the plot area).
+PLOT_MIN_PX, CHART_WIDTH_PX, CHAR_PX, LEGEND_ROW_PX = 260, 1000, 6.5, 20
+
+
+def _height(fig: go.Figure) -> int:
+    """The chart's height: HEIGHT, or more when its legend rows and its category labels need it.
+
+    Plotly tilts category labels that do not fit side by side (by 30 degrees: about half their length in height),
+    and places the legend below them: a fixed height squeezed the plot area to a strip (16 systems' bars over 8
+    dataset names)."""
+    names = [str(t.name) for t in fig.data if t.name and t.showlegend is not False]
+    cats = {str(x) for t in fig.data if t.type == "bar" and t.x is not None for x in t.x if isinstance(x, str)}
+    longest = max(map(len, cats), default=0)
+    labels = 20 if longest * CHAR_PX * len(cats) <= CHART_WIDTH_PX else int(longest * CHAR_PX / 2) + 14
+    per_row = max(1, int(CHART_WIDTH_PX // (40 + CHAR_PX * max(map(len, names), default=0))))
+    rows = -(-len(names) // per_row) if len(names) > 1 else 0
+    return max(HEIGHT, 50 + PLOT_MIN_PX + labels + rows * LEGEND_ROW_PX + 30)
+
+
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
     layout = {
         "title": {"text": esc(title), "font": {"size": 15}},
         "template": "plotly_white",
         "colorway": list(PALETTE),
         "margin": {"l": 50, "r": 20, "t": 50, "b": 50},
-        "height": 420,
-        "legend": {"orientation": "h", "y": -0.25},
+        "height": _height(fig),
+        # At the foot of the figure, not at a fraction of the plot area under it: plotly then keeps the x labels
+        # (tilted when long) clear of it (at y=-0.25 of the plot, long dataset names ran under the legend).
+        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
         "font": {"family": "system-ui, sans-serif", "size": 12},
     }
     fig.update_layout(**{**layout, **kw})
@@ -106,17 +130,25 @@ def by_axis(track: Track, systems: list[tuple[str, dict]], axis: str, metric: st
         is_reported = bool(_reported(s))
         if all(y is None for y in ys) or drawn[is_reported] == MAX_SERIES:
             continue
+        # Colours counted apart for each kind (the colourway would count the traces: with reported bars among
+        # them, the 9th trace took the 1st system's colour): each rescored system its own colour, each reported
+        # one its own hatched one.
+        color = PALETTE[drawn[is_reported] % len(PALETTE)]
         if is_reported:  # hatched, named as reported, the source in the hover
             fig.add_bar(
                 name=esc(name) + REPORTED_MARK,
                 x=[esc(v) for v in values],
                 y=ys,
-                marker={"pattern": {"shape": "/", "solidity": 0.4}},
+                marker={"color": color, "pattern": {"shape": "/", "solidity": 0.4}},
                 hovertemplate="%{x}: %{y:.3f}" + _reported_hover(s) + "<extra>" + esc(name) + REPORTED_MARK + "</extra>",
             )
         else:
             fig.add_bar(
-                name=esc(name), x=[esc(v) for v in values], y=ys, hovertemplate="%{x}: %{y:.3f}<extra>" + esc(name) + "</extra>"
+                name=esc(name),
+                x=[esc(v) for v in values],
+                y=ys,
+                marker={"color": color},
+                hovertemplate="%{x}: %{y:.3f}<extra>" + esc(name) + "</extra>",
             )
         drawn[is_reported] += 1
     if not any(drawn.values()):
