@@ -31,9 +31,13 @@ per answered line: "ok", "malformed", "badschema" or an HTTP status such as
 "500"), `expire_plan` (per created batch: None, or the number of lines it
 answers before it expires), `hold` (True, or a set of batch ids: those
 batches stay in_progress, for a restart mid-batch), `api_plan` (one behaviour per
-Files/Batches request: "ok" or an HTTP status), `extra_output` (raw lines appended to the next output file: lines
-not asked for, garbage, an overlong line), `cancel_keeps` (lines a cancelled
-batch has answered).
+Files/Batches request: "ok", an HTTP status, or a lost answer: "lost500" does
+what was asked, e.g. creates the batch, then answers 500, "lostdrop" does it then
+closes the connection without an answer), `extra_output` (raw lines appended to
+the next output file: lines not asked for, garbage, an overlong line),
+`cancel_keeps` (lines a cancelled batch has answered). `GET /v1/batches` lists
+the batches newest first, as OpenAI does (`limit`, default 20, at most 100;
+`after`, a batch id cursor; `first_id`, `last_id`, `has_more`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ import json
 import re
 import threading
 import time
+import urllib.parse
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -237,7 +242,8 @@ class FakeOpenAI:
 
     def _handle_batch_api(self, h: BaseHTTPRequestHandler, method: str) -> None:
         raw = h.rfile.read(int(h.headers.get("Content-Length", 0))) if method == "POST" else b""
-        path = h.path.split("?", 1)[0].rstrip("/")
+        path, _, query = h.path.partition("?")
+        path = path.rstrip("/")
         with self.lock:
             self.batch_calls.append((method, path))
         if self.delay:
@@ -247,8 +253,17 @@ class FakeOpenAI:
             behaviour = self.api_plan.popleft() if self.api_plan else "ok"
             if behaviour.isdigit():
                 return self._send(h, int(behaviour), {"error": {"message": f"fake {behaviour}", "type": "fake"}})
+            send = self._send
+            if behaviour.startswith("lost"):  # the request is served, its answer never reaches the client
+
+                def send(h: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
+                    if behaviour == "lostdrop":
+                        h.close_connection = True
+                    else:
+                        self._send(h, int(behaviour[4:]), {"error": {"message": "fake lost answer", "type": "fake"}})
+
             if method == "POST" and parts == ["files"]:
-                return self._send(h, *self._upload(h.headers.get("Content-Type", ""), raw))
+                return send(h, *self._upload(h.headers.get("Content-Type", ""), raw))
             if method == "GET" and len(parts) == 2 and parts[0] == "files" and parts[1] in self.files:
                 return self._send(h, 200, self.files[parts[1]]["meta"])
             if method == "GET" and len(parts) == 3 and parts[0] == "files" and parts[2] == "content" and parts[1] in self.files:
@@ -260,16 +275,18 @@ class FakeOpenAI:
                 h.wfile.write(data)
                 return None
             if method == "POST" and parts == ["batches"]:
-                return self._send(h, *self._create_batch(json.loads(raw)))
+                return send(h, *self._create_batch(json.loads(raw)))
+            if method == "GET" and parts == ["batches"]:
+                return send(h, *self._list_batches(urllib.parse.parse_qs(query)))
             if len(parts) >= 2 and parts[0] == "batches" and parts[1] in self.batches:
                 batch = self.batches[parts[1]]
                 if method == "POST" and parts[2:] == ["cancel"]:
                     if batch["status"] not in self._TERMINAL:
                         self._finish(batch, "cancelled", limit=self.cancel_keeps)
-                    return self._send(h, 200, self._public(batch))
+                    return send(h, 200, self._public(batch))
                 if method == "GET" and len(parts) == 2:
                     self._advance(batch)
-                    return self._send(h, 200, self._public(batch))
+                    return send(h, 200, self._public(batch))
         return self._send(h, 404, {"error": {"message": "unknown path", "type": "invalid_request_error"}})
 
     def _new_file(self, data: bytes, filename: str, purpose: str) -> dict[str, Any]:
@@ -346,6 +363,24 @@ class FakeOpenAI:
             batch["status"], batch["failed_at"] = "failed", now
             batch["errors"] = {"object": "list", "data": errors[:10]}
         return 200, self._public(batch)
+
+    def _list_batches(self, query: dict[str, list[str]]) -> tuple[int, Any]:
+        limit = query.get("limit", ["20"])[0]
+        if not limit.isdigit() or not 1 <= int(limit) <= 100:
+            return 400, {"error": {"message": "limit must be 1 to 100", "type": "invalid_request_error"}}
+        newest_first = list(reversed(self.batches))
+        after = query.get("after", [None])[0]
+        start = newest_first.index(after) + 1 if after in newest_first else 0 if after is None else len(newest_first)
+        ids = newest_first[start : start + int(limit)]
+        data = [self._public(self.batches[i]) for i in ids]
+        more = start + len(ids) < len(newest_first)
+        return 200, {
+            "object": "list",
+            "data": data,
+            "first_id": ids[0] if ids else None,
+            "last_id": ids[-1] if ids else None,
+            "has_more": more,
+        }
 
     def _public(self, batch: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in batch.items() if not k.startswith("_")}

@@ -659,3 +659,165 @@ def test_an_unfinished_run_waits_for_a_call_asking_for_its_answers(fake, tmp_pat
         assert judge_for(fake, tmp_path / "batch").judge_many(late) == live_verdicts(tmp_path, late)
     assert "is unreadable or not this run's; starting afresh" in caplog.text
     assert len(fake.batches) == created + 3  # its held batch abandoned: the gold facts sent again
+
+
+# ---------------------------------------------------------------- a batch made once, whatever is lost on the way
+
+
+class Crash(BaseException):
+    """The process killed at that instant: no handler of the judge catches it, nothing after it runs."""
+
+
+def crash_create(monkeypatch, judge, when: str, nth: int = 1) -> None:
+    """The judge's `nth` batches.create kills the process, `before` or `after` the server made the batch."""
+    real = judge.client.batches.create
+    made = {"n": 0}
+
+    def create(**kw):
+        made["n"] += 1
+        if made["n"] == nth:
+            if when == "after":
+                real(**kw)
+            raise Crash
+        return real(**kw)
+
+    monkeypatch.setattr(judge.client.batches, "create", create)
+
+
+def undisturbed_batches(its: list[JudgeItem], tmp_path: Path) -> int:
+    with FakeOpenAI() as other:
+        judge_for(other, tmp_path / "undisturbed").judge_many(its)
+        return len(other.batches)
+
+
+def run_state(cache: Path) -> dict:
+    (state,) = cache.rglob("batches/*.json")
+    return json.loads(state.read_text())
+
+
+@pytest.mark.parametrize("lost", ["lost500", "lostdrop"])
+def test_a_create_whose_answer_is_lost_is_found_not_made_again(fake, tmp_path, lost):
+    its = items()
+    fake.api_plan.extend(["ok", lost])  # the gold round's upload, then its create: made on the server, the answer lost
+    judge = judge_for(fake, tmp_path / "batch")
+    assert judge.judge_many(its) == live_verdicts(tmp_path, its)
+    assert list(fake.batches) == ["batch_fake1", "batch_fake2", "batch_fake3"]  # one per round: the retry found it
+    assert fake.batch_calls.count(("GET", "/v1/batches")) == 1  # looked up before the retry only
+    led = judge.last_ledger
+    assert led.batch_ids == list(fake.batches)
+    assert len(fake.batch_bodies) == led.batch_lines == 4 + 3 + 3  # every line billed once
+    meta = fake.batches["batch_fake1"]["metadata"]
+    assert set(meta) == {"judge", "round", "run", "attempt"} and meta["round"] == "gold"
+    assert len(meta["attempt"]) == 24 and all(len(v) <= 512 for v in meta.values())
+    assert len({b["metadata"]["attempt"] for b in fake.batches.values()}) == 3  # an attempt id per submission
+    assert not list((tmp_path / "batch").rglob("batches/*.json"))
+
+
+def test_a_crash_between_create_and_the_state_write_adopts_the_batch_on_restart(fake, tmp_path, monkeypatch):
+    its = items()
+    first = judge_for(fake, tmp_path / "batch")
+    crash_create(monkeypatch, first, "after", nth=2)  # the check round's batch made, the process killed right after
+    with pytest.raises(Crash):
+        first.judge_many(its)
+    assert list(fake.batches) == ["batch_fake1", "batch_fake2"]
+    state = run_state(tmp_path / "batch")
+    assert state["pending"] is None and state["submitting"]["round"] == "check"
+    assert state["submitting"]["attempt"] == fake.batches["batch_fake2"]["metadata"]["attempt"]
+    # strangers' batches listed first (newest), their metadata anything: skipped, never mistaken for it
+    for n, meta in enumerate([None, "attempt", {"attempt": [state["submitting"]["attempt"]]}, {"attempt": 7}]):
+        fake.batches[f"batch_stranger{n}"] = {**fake.batches["batch_fake1"], "id": f"batch_stranger{n}", "metadata": meta}
+
+    second = judge_for(fake, tmp_path / "batch")  # a restart: the state file is all it has
+    assert second.judge_many(its) == live_verdicts(tmp_path, its)
+    made = [b for b in fake.batches if not b.startswith("batch_stranger")]
+    assert len(made) == undisturbed_batches(its, tmp_path) == 3  # the check batch adopted, not made again
+    assert second.last_ledger.batch_ids == made
+    assert len(fake.batch_bodies) == second.last_ledger.batch_lines == 4 + 3 + 3
+    assert not list((tmp_path / "batch").rglob("batches/*.json"))
+
+
+def test_a_crash_between_upload_and_create_submits_afresh_on_restart(fake, tmp_path, monkeypatch):
+    its = items()
+    first = judge_for(fake, tmp_path / "batch")
+    crash_create(monkeypatch, first, "before")  # the gold round's file uploaded, no batch made
+    with pytest.raises(Crash):
+        first.judge_many(its)
+    assert fake.batches == {} and len(fake.files) == 1
+    assert run_state(tmp_path / "batch")["submitting"]["round"] == "gold"
+    calls_before = len(fake.batch_calls)
+    second = judge_for(fake, tmp_path / "batch")
+    assert second.judge_many(its) == live_verdicts(tmp_path, its)
+    assert fake.batch_calls[calls_before] == ("GET", "/v1/batches")  # first thing: looked for the attempt
+    assert len(fake.batches) == undisturbed_batches(its, tmp_path) == 3  # not found: submitted afresh, once
+    inputs = [f for f in fake.files.values() if f["meta"]["purpose"] == "batch"]
+    assert len(inputs) == 3 + 1  # the crashed attempt's upload is left behind, unused
+    assert len(fake.batch_bodies) == second.last_ledger.batch_lines == 4 + 3 + 3
+
+
+@pytest.mark.parametrize("listing", ["404", "garbled"])
+def test_a_service_refusing_to_list_batches_still_judges_with_one_warning(fake, tmp_path, monkeypatch, caplog, listing):
+    its = items()
+    fake.api_plan.extend(["ok", "lost500"])  # the upload; the create: made, its answer lost
+    if listing == "404":
+        fake.api_plan.append("404")  # the listing: no such route
+    else:
+        monkeypatch.setattr(fake, "_list_batches", lambda query: (200, {"object": "list", "data": 5, "has_more": True}))
+    judge = judge_for(fake, tmp_path / "batch")
+    with caplog.at_level(logging.WARNING, logger="leaderboard.judge.batch"):
+        assert judge.judge_many(its) == live_verdicts(tmp_path, its)
+        # nothing to find it by: the gold round made again (the first one never read)
+        assert len(fake.batches) == 3 + 1
+        fake.api_plan.extend(["ok", "lost500"])
+        more = [JudgeItem("energy-0400", Q, GOLD, EVIDENCE, "Output doubled by 2020.")]
+        assert judge.judge_many(more) == live_verdicts(tmp_path, more)
+    assert fake.batch_calls.count(("GET", "/v1/batches")) == 1  # a refused listing is not asked again
+    warned = [r for r in caplog.records if "cannot list batches" in r.getMessage()]
+    assert len(warned) == 1 and ("HTTP 404" if listing == "404" else "unreadable listing") in warned[0].getMessage()
+
+
+def test_a_batch_folder_needs_no_listing_its_batch_ids_are_its_contents(fake, tmp_path, monkeypatch, caplog):
+    its = items()
+    folder = tmp_path / "batches"
+    monkeypatch.setenv("JUDGE_BATCH_DIR", str(folder))
+    first = judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0)
+    crash_create(monkeypatch, first, "after")  # the gold batch written, the process killed before the state names it
+    with pytest.raises(Crash):
+        first.judge_many(its)
+    (made,) = folder.glob("*.input.jsonl")
+    with caplog.at_level(logging.WARNING, logger="leaderboard.judge.batch"), pytest.raises(BatchPending) as err:
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0).judge_many(its)
+    # nothing listed, so made again: the same bytes, the same batch, not a second one
+    assert list(folder.glob("*.input.jsonl")) == [made] and made.name == f"{err.value.batch_id}.input.jsonl"
+    assert "cannot list batches" not in caplog.text
+
+
+def test_a_run_state_with_a_garbled_submission_attempt_is_refused(fake, tmp_path, caplog):
+    its = items(ANSWERS[:1])
+    fake.hold = True
+    with pytest.raises(BatchPending):
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.05).judge_many(its)
+    (path,) = (tmp_path / "batch").rglob("batches/*.json")
+    record = json.loads(path.read_text())
+    good = {"round": "gold", "attempt": "ab" * 12, "custom_ids": ["gold:x:0"], "at": 1_700_000_000}
+    judge = judge_for(fake, tmp_path / "batch")
+    bad_values = [
+        "gold",
+        [],
+        {**good, "round": "later"},
+        {**good, "attempt": 12},
+        {**good, "attempt": "x" * 1000},
+        {**good, "custom_ids": "gold:x:0"},
+        {**good, "custom_ids": [1]},
+        {**good, "at": "now"},
+        {**good, "at": True},
+        {k: v for k, v in good.items() if k != "at"},
+        {**good, "extra": 1},
+    ]
+    for bad in bad_values:
+        path.write_text(json.dumps({**record, "submitting": bad}))
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="leaderboard.judge.batch"):
+            assert judge.inflight_members() == set(), bad
+        assert "is unreadable or not this run's; starting afresh" in caplog.text and not path.exists()
+    path.write_text(json.dumps({**record, "submitting": good}))  # the shape this code writes: resumed
+    assert judge.inflight_members() == {(it.qid, it.response_sha256, it.gold_sha256) for it in its}

@@ -21,6 +21,14 @@ batch, every line's outcome) is an atomic JSON file under the judge cache
 instead of paying twice; it is deleted when the run ends, its verdicts being
 cached.
 
+A batch is made once even when its create's answer is lost (a timeout, a reset,
+a proxy's 5xx: the server may have made it) or the process dies before the state
+names it: each submission gets a random attempt id, saved in the state before the
+upload and sent in the batch's metadata. Before a create is retried, and when a
+run resumes with an attempt and no pending batch, the server's batches are looked
+through (bounded) for that attempt, and a batch found is adopted. A service that
+refuses the listing is warned about once and the batch created anyway.
+
 Whole boards (`judge_groups`): the items of several submissions are judged as one
 run, identical (question, response, gold) items being one line. A run remembers
 its members, so a later call resumes every unfinished run holding any of the items
@@ -40,9 +48,11 @@ import hashlib
 import json
 import logging
 import os
+import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +78,8 @@ MAX_RUN_FILES = 64  # unfinished runs looked at per call (oldest first); more me
 MAX_LINES_PER_BATCH = 50_000  # OpenAI's limits per input file; a larger round goes out in several batches
 MAX_BATCH_BYTES = 180 * 2**20  # (200 MB there)
 _LOGGED_IGNORED = 5  # ignored output lines logged one by one per file; the rest are counted
+MAX_LISTED = 1_000  # batches looked through for a submission attempt (OpenAI lists the newest first)
+ROUNDS = ("gold", "check", "support")
 
 
 @dataclass
@@ -134,6 +146,7 @@ def _state_ok(rec: Any, key: str | None, judge: str) -> bool:
     ):
         return False
     pending = rec.get("pending")
+    submitting = rec.get("submitting")  # absent in a state an older version wrote
     fresh = _new_line_state()
     members = rec.get("members")
     return (
@@ -148,8 +161,21 @@ def _state_ok(rec: Any, key: str | None, judge: str) -> bool:
             or (
                 isinstance(pending, dict)
                 and isinstance(pending.get("batch_id"), str)
-                and pending.get("round") in ("gold", "check", "support")
+                and pending.get("round") in ROUNDS
                 and isinstance(pending.get("custom_ids"), list)
+            )
+        )
+        and (
+            submitting is None
+            or (
+                isinstance(submitting, dict)
+                and set(submitting) == {"round", "attempt", "custom_ids", "at"}
+                and submitting["round"] in ROUNDS
+                and isinstance(submitting["attempt"], str)
+                and 0 < len(submitting["attempt"]) <= 64
+                and isinstance(submitting["custom_ids"], list)
+                and all(isinstance(c, str) for c in submitting["custom_ids"])
+                and type(submitting["at"]) in (int, float)
             )
         )
     )
@@ -187,6 +213,7 @@ class _Run:
                 "judge": judge,
                 "members": sorted(list(m) for m in members),
                 "pending": None,
+                "submitting": None,  # the submission under way: its attempt id, to find its batch after a loss
                 "batch_ids": [],
                 "lines": {},
             }
@@ -237,6 +264,7 @@ class BatchJudge(LLMJudge):
         self.max_items = max_items  # what a caller grouping submissions puts in one run (service.Board)
         self._sleep = sleep
         self._ignored_counts: dict[str, int] = {}  # per batch: output lines skipped (logged up to a few)
+        self._listing_refused = False  # the service refused to list batches: not asked again (warned once)
         self.last_ledger: BatchLedger | None = None
 
     # ---------------------------------------------------------------- public API
@@ -555,7 +583,7 @@ class BatchJudge(LLMJudge):
             if pending is None:
                 if not todo:
                     return
-                pending = self._submit(run, name, todo[:MAX_LINES_PER_BATCH])
+                pending = self._resume_attempt(run, name) or self._submit(run, name, todo[:MAX_LINES_PER_BATCH])
             batch = self._wait(pending, progress)
             self._collect(run, pending, batch, lines)
 
@@ -576,25 +604,97 @@ class BatchJudge(LLMJudge):
             size += len(data)
         todo = todo[: len(encoded)]
         payload = b"".join(encoded)
+        attempt = secrets.token_hex(12)
+        custom_ids = [x.custom_id for x in todo]
+        # saved before anything is sent: whatever is lost from here on, a retry or a restart can look for this attempt
+        run.state["submitting"] = {"round": name, "attempt": attempt, "custom_ids": custom_ids, "at": int(time.time())}
+        run.save()
         filename = f"judge-{run.state['key'][:16]}-{name}.jsonl"
-        uploaded = self._api("upload the batch file", lambda: self.client.files.create(file=(filename, payload), purpose="batch"))
-        batch = self._api(
-            "create the batch",
-            lambda: self.client.batches.create(
+        try:
+            uploaded = self._api(
+                "upload the batch file", lambda: self.client.files.create(file=(filename, payload), purpose="batch")
+            )
+        except BatchError:
+            run.state["submitting"] = None  # no create was sent under this attempt: no batch to look for
+            run.save()
+            raise
+        tries = 0
+
+        def create() -> Any:
+            nonlocal tries
+            tries += 1
+            if tries > 1:  # the last try may have made the batch and lost the answer: look for it before making another
+                found = self._find_attempt(attempt)
+                if found is not None:
+                    return found
+            return self.client.batches.create(
                 input_file_id=uploaded.id,
                 endpoint=ENDPOINT,
                 completion_window="24h",
-                metadata={"judge": self.name[:500], "round": name, "run": run.state["key"][:32]},
-            ),
-        )
-        pending = {"round": name, "batch_id": batch.id, "input_file_id": uploaded.id, "custom_ids": [x.custom_id for x in todo]}
+                metadata={"judge": self.name[:500], "round": name, "run": run.state["key"][:32], "attempt": attempt},
+            )
+
+        batch = self._api("create the batch", create)
+        return self._pending(run, name, batch.id, uploaded.id, custom_ids)
+
+    def _resume_attempt(self, run: _Run, name: str) -> dict[str, Any] | None:
+        """The batch a submission left unrecorded (a crash after its create), adopted; None when none is found."""
+        submitting = run.state.get("submitting")
+        if submitting is None or submitting["round"] != name:
+            return None
+        attempt = submitting["attempt"]
+        batch = self._api(f"look for batch attempt {attempt}", lambda: self._find_attempt(attempt))
+        if batch is None:
+            # the crash came before the create (or the listing is refused): the upload, if any, is left unused
+            log.info("batch attempt %s of round %s made no batch that can be found: submitting afresh", attempt, name)
+            return None
+        log.info("batch %s: found for attempt %s of round %s, adopted", batch.id, attempt, name)
+        return self._pending(run, name, batch.id, getattr(batch, "input_file_id", None), submitting["custom_ids"])
+
+    def _pending(self, run: _Run, name: str, batch_id: str, input_file_id: Any, custom_ids: list[str]) -> dict[str, Any]:
+        pending = {
+            "round": name,
+            "batch_id": batch_id,
+            "input_file_id": input_file_id if isinstance(input_file_id, str) else None,
+            "custom_ids": custom_ids,
+        }
         run.state["pending"] = pending
-        run.state["batch_ids"].append(batch.id)
-        for line in todo:
-            run.line(line.custom_id)["sent"] += 1
+        run.state["submitting"] = None
+        run.state["batch_ids"].append(batch_id)
+        for cid in custom_ids:
+            run.line(cid)["sent"] += 1
         run.save()  # from here on a restart polls this batch
-        log.info("batch %s: round %s, %d lines", batch.id, name, len(todo))
+        log.info("batch %s: round %s, %d lines", batch_id, name, len(custom_ids))
         return pending
+
+    def _find_attempt(self, attempt: str) -> Any:
+        """The server's batch carrying this attempt id in its metadata, or None (not among the first MAX_LISTED
+        listed, or the service does not list batches). A transient failure is raised, for the caller's retries."""
+        lister = getattr(self.client.batches, "list", None)
+        if self._listing_refused:
+            return None
+        if lister is None:
+            return self._no_listing("the transport has no listing")
+        try:
+            # the page iterates on through the next pages; read whole up to the bound whatever the order, as an
+            # early stop on creation times would be safe for one listing order only
+            for batch in islice(lister(limit=100), MAX_LISTED):
+                # the server's data, strangers' batches included, of any type: only strings equal to ours match
+                meta = getattr(batch, "metadata", None)
+                mine = isinstance(meta, dict) and isinstance(meta.get("attempt"), str) and meta["attempt"] == attempt
+                if mine and isinstance(getattr(batch, "id", None), str):
+                    return batch
+        except openai.APIStatusError as e:
+            if e.status_code in (408, 409, 429) or e.status_code >= 500:
+                raise
+            return self._no_listing(f"HTTP {e.status_code}")
+        except (TypeError, AttributeError, ValueError, openai.APIResponseValidationError) as e:  # not a list of batches
+            return self._no_listing(f"an unreadable listing ({type(e).__name__})")
+        return None
+
+    def _no_listing(self, why: str) -> None:
+        self._listing_refused = True  # not asked again by this judge
+        log.warning("cannot list batches (%s): a batch whose create lost its answer may be made again", why)
 
     def _wait(self, pending: dict[str, Any], progress: Progress | None) -> Any:
         started = time.monotonic()

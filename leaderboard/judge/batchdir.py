@@ -11,6 +11,11 @@ JUDGE_BATCH_DIR set, the batch judge writes each batch to
 parsing, retries of failed or malformed lines in a follow-up batch, the verdict
 cache, resuming after a restart — is the batch judge's, unchanged. This class
 offers the few calls of the openai client the batch judge makes.
+
+Its listing is always empty, and needs nothing more: a batch id here is its
+upload's content (a hash of the bytes), so a batch made again after a lost
+answer or a crash is the same batch, same input file and same output, never a
+second one to pay for.
 """
 
 from __future__ import annotations
@@ -28,13 +33,14 @@ _ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 
 
 class BatchDir:
-    """`files.create`, `files.with_streaming_response.content`, `batches.create` / `retrieve` over a folder."""
+    """`files.create`, `files.with_streaming_response.content`, `batches.create` / `retrieve` / `list` over a folder."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.files = SimpleNamespace(create=self._upload, with_streaming_response=SimpleNamespace(content=self._content))
-        self.batches = SimpleNamespace(create=self._create, retrieve=self._retrieve)
+        # nothing listed: the judge then makes the batch again, which lands on the same content-addressed id
+        self.batches = SimpleNamespace(create=self._create, retrieve=self._retrieve, list=lambda **_: [])
 
     def _path(self, batch_id: str, kind: str) -> Path:
         if not _ID.match(batch_id):  # ids come back from the state file: never a path outside the folder
