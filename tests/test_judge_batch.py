@@ -325,12 +325,18 @@ def test_progress_reports_the_batch_and_its_lines(fake, tmp_path):
     assert '<progress value="12" max="40">' in html and "9" * 60 not in html
 
 
-def test_a_corrupt_run_state_starts_the_run_afresh(fake, tmp_path, caplog):
-    its = items(ANSWERS[:1])
+def held_run_state(fake, tmp_path, its) -> Path:
+    """The state file of a run left waiting on its first batch (the server holds it)."""
     fake.hold = True
     with pytest.raises(BatchPending):
         judge_for(fake, tmp_path / "batch", max_wait_seconds=0.05).judge_many(its)
     (state,) = (tmp_path / "batch").rglob("batches/*.json")
+    return state
+
+
+def test_a_corrupt_run_state_starts_the_run_afresh(fake, tmp_path, caplog):
+    its = items(ANSWERS[:1])
+    state = held_run_state(fake, tmp_path, its)
     record = json.loads(state.read_text())
     record["lines"] = {"gold:x:0": {"done": "yes"}}  # wrong shape: not trusted
     state.write_text(json.dumps(record))
@@ -793,10 +799,7 @@ def test_a_batch_folder_needs_no_listing_its_batch_ids_are_its_contents(fake, tm
 
 def test_a_run_state_with_a_garbled_submission_attempt_is_refused(fake, tmp_path, caplog):
     its = items(ANSWERS[:1])
-    fake.hold = True
-    with pytest.raises(BatchPending):
-        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.05).judge_many(its)
-    (path,) = (tmp_path / "batch").rglob("batches/*.json")
+    path = held_run_state(fake, tmp_path, its)
     record = json.loads(path.read_text())
     good = {"round": "gold", "attempt": "ab" * 12, "custom_ids": ["gold:x:0"], "at": 1_700_000_000}
     judge = judge_for(fake, tmp_path / "batch")
