@@ -479,3 +479,25 @@ def test_clicking_a_unit_shows_its_raw_prediction(app, page_factory):
         arg=unit_id,
     )
     assert page.input_value("#system-unit textarea, #system-unit input") == unit_id
+
+
+def test_the_system_tab_shows_only_what_the_pick_has(app, page_factory):
+    """Nothing picked: the hint alone (an empty table read as headers 1, 2, 3); a reported row: its figures, and no
+    unit controls (it has no units); a submission: every part."""
+    visible = "(sel) => { const el = document.querySelector(sel); return !!el && el.offsetParent !== null; }"
+    parts = ("#system-breakdown", "#system-units", "#system-search", "#system-record")
+    page = page_factory()
+    page.goto(app.url + "?tab=system")
+    page.wait_for_function(
+        "document.querySelector('#system-meta') && document.querySelector('#system-meta').innerText.includes('Pick a system')"
+    )
+    page.wait_for_timeout(500)
+    assert [page.evaluate(visible, p) for p in parts] == [False] * 4
+    page.goto(app.url + "?tab=system&sys=reported:unidoc:paper-image")
+    page.wait_for_selector("#system-breakdown [role=row][data-index]")
+    assert [page.evaluate(visible, p) for p in parts] == [True, False, False, False]
+    e = next(x for x in app.board.entries("unidoc") if x.status == "scored")
+    page.goto(app.url + f"?tab=system&sys={e.id}")
+    page.wait_for_selector("#system-units [role=row][data-index]")
+    assert [page.evaluate(visible, p) for p in parts] == [True] * 4
+    assert "1\n2\n3" not in page.inner_text("#system-breakdown")

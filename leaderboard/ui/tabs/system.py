@@ -65,34 +65,47 @@ class SystemTab:
             )
             self.pick = gr.Button("Show", scale=0, elem_id="system-show")
         meta = gr.HTML(elem_id="system-meta")
-        breakdown = gr.Dataframe(interactive=False, label="Scores per category", datatype="str", elem_id="system-breakdown")
-        with gr.Row():
-            self.category = gr.Dropdown([], label="Filter units by category", elem_id="system-category", allow_custom_value=True)
-            self.search = gr.Textbox(label="Search units", elem_id="system-search")
-        self.units_out = gr.Dataframe(
-            interactive=False,
-            label="Per-unit scores (first 500 that match)",
-            datatype="str",
-            elem_id="system-units",
-            max_height=420,
+        # The tables and the unit controls are shown once a system has them: an empty table reads as headers
+        # "1 2 3", and a reported row (published figures) has no units to filter, search or open.
+        self.breakdown = gr.Dataframe(
+            interactive=False, label="Scores per category", datatype="str", elem_id="system-breakdown", visible=False
         )
-        self.unit = gr.Textbox(
-            label="Raw prediction for unit (click a row above, or type a unit id and press Enter)", elem_id="system-unit"
-        )
-        self.record_out = gr.Code(language="json", label="Raw prediction record", elem_id="system-record")
-        self.download_out = gr.DownloadButton("Download the whole record", size="sm", visible=False, elem_id="system-record-file")
-        self.outputs = [meta, breakdown, self.category, self.units_out]
+        with gr.Column(visible=False, elem_id="system-unit-views") as self.unit_views:
+            with gr.Row():
+                self.category = gr.Dropdown(
+                    [], label="Filter units by category", elem_id="system-category", allow_custom_value=True
+                )
+                self.search = gr.Textbox(label="Search units", elem_id="system-search")
+            self.units_out = gr.Dataframe(
+                interactive=False,
+                label="Per-unit scores (first 500 that match)",
+                datatype="str",
+                elem_id="system-units",
+                max_height=420,
+            )
+            self.unit = gr.Textbox(
+                label="Raw prediction for unit (click a row above, or type a unit id and press Enter)", elem_id="system-unit"
+            )
+            self.record_out = gr.Code(language="json", label="Raw prediction record", elem_id="system-record")
+            self.download_out = gr.DownloadButton(
+                "Download the whole record", size="sm", visible=False, elem_id="system-record-file"
+            )
+        self.outputs = [meta, self.breakdown, self.category, self.units_out]  # the /detail API's
 
     # ---- handlers -----------------------------------------------------------------------------
-    def show(self, entry_id):
+    def detail_api(self, entry_id):
+        """(metadata HTML, scores per category, the category filter's update, per-unit scores): /detail."""
         html, bd, uf = views.detail(self.board, entry_id)
         e = views.visible_entry(self.board, entry_id)
         cats = views.unit_categories(self.board, e) if e is not None and len(uf) else []
-        query = urlstate.encode({"tab": self.id, "sys": entry_id})
-        return html, bd, gr.update(choices=[""] + cats, value=""), uf, query
+        return html, bd, gr.update(choices=[""] + cats, value=""), uf
 
-    def detail_api(self, entry_id):
-        return self.show(entry_id)[:-1]
+    def show(self, entry_id):
+        """The page's view: /detail's outputs, each table shown where it has rows, then the URL query."""
+        html, bd, category, uf = self.detail_api(entry_id)
+        query = urlstate.encode({"tab": self.id, "sys": entry_id})
+        has_units = len(uf) > 0
+        return html, gr.update(value=bd, visible=len(bd) > 0), category, uf, gr.update(visible=has_units), query
 
     def units(self, entry_id, cat, text):
         e = views.visible_entry(self.board, entry_id)
@@ -130,12 +143,11 @@ class SystemTab:
 
     # ---- events -------------------------------------------------------------------------------
     def wire(self, page: Page, tab: gr.Tab) -> None:
+        shown = [*self.outputs, self.unit_views, page.url]
         tab.select(lambda: self.id, None, page.active_tab, api_name=False).then(
-            on_screen(self.id, self.show), [page.active_tab, self.system], self.outputs + [page.url], api_name=False
+            on_screen(self.id, self.show), [page.active_tab, self.system], shown, api_name=False
         )
-        self.system.change(
-            on_screen(self.id, self.show), [page.active_tab, self.system], self.outputs + [page.url], api_name=False
-        )
+        self.system.change(on_screen(self.id, self.show), [page.active_tab, self.system], shown, api_name=False)
         self.system.key_up(self.find, self.system, self.system, api_name=False, show_progress="hidden", **IN_ORDER)
         self.pick.click(self.detail_api, self.system, self.outputs, api_name="detail")
         for control in (self.category, self.search):
