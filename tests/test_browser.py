@@ -501,3 +501,6 @@ def test_the_system_tab_shows_only_what_the_pick_has(app, page_factory):
     page.wait_for_selector("#system-units [role=row][data-index]")
     assert [page.evaluate(visible, p) for p in parts] == [True] * 4
     assert "1\n2\n3" not in page.inner_text("#system-breakdown")
+    page.click("#system-show")  # the Show button (the /detail endpoint) leaves every part shown
+    page.wait_for_timeout(1000)
+    assert [page.evaluate(visible, p) for p in parts] == [True] * 4

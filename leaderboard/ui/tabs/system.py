@@ -104,8 +104,12 @@ class SystemTab:
         """The page's view: /detail's outputs, each table shown where it has rows, then the URL query."""
         html, bd, category, uf = self.detail_api(entry_id)
         query = urlstate.encode({"tab": self.id, "sys": entry_id})
-        has_units = len(uf) > 0
-        return html, gr.update(value=bd, visible=len(bd) > 0), category, uf, gr.update(visible=has_units), query
+        return html, gr.update(value=bd, visible=len(bd) > 0), category, uf, gr.update(visible=len(uf) > 0), query
+
+    def parts_shown(self, entry_id):
+        """After the Show button's /detail (whose outputs are its API's): each table shown where it has rows."""
+        _, bd, _, uf = self.detail_api(entry_id)
+        return gr.update(visible=len(bd) > 0), gr.update(visible=len(uf) > 0)
 
     def units(self, entry_id, cat, text):
         e = views.visible_entry(self.board, entry_id)
@@ -149,7 +153,9 @@ class SystemTab:
         )
         self.system.change(on_screen(self.id, self.show), [page.active_tab, self.system], shown, api_name=False)
         self.system.key_up(self.find, self.system, self.system, api_name=False, show_progress="hidden", **IN_ORDER)
-        self.pick.click(self.detail_api, self.system, self.outputs, api_name="detail")
+        self.pick.click(self.detail_api, self.system, self.outputs, api_name="detail").then(
+            self.parts_shown, self.system, [self.breakdown, self.unit_views], api_name=False, show_progress="hidden"
+        )
         for control in (self.category, self.search):
             control.change(self.units, [self.system, self.category, self.search], self.units_out, api_name=False)
         self.unit.submit(self.record_api, [self.system, self.unit], self.record_out, api_name="record").then(
