@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Callable
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from ..tracks import Track
 from ..tracks.base import Chart
@@ -22,6 +23,11 @@ log = logging.getLogger(__name__)
 MAX_SERIES = 8  # more bars per group stop being readable; the best-ranked systems are drawn
 MAX_LABELS = 12  # scatter points beyond the best-ranked few get a hover label only, not a printed one
 
+
+# plotly_white with the defaults of the trace types drawn here only. The named template brings 24 trace types'
+# defaults, copied into every figure and sent with it: half of a figure's build (~7 of 14 ms) and of its JSON.
+_WHITE = pio.templates["plotly_white"]
+TEMPLATE = go.layout.Template(layout=_WHITE.layout, data={kind: _WHITE.data[kind] for kind in ("bar", "scatter", "heatmap")})
 
 HEIGHT = 420
 # What the height of a chart is reckoned from (`_height`): the plot area keeps PLOT_MIN_PX, and below it go the x
@@ -48,7 +54,7 @@ def _height(fig: go.Figure) -> int:
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
     layout = {
         "title": {"text": esc(title), "font": {"size": 15}},
-        "template": "plotly_white",
+        "template": TEMPLATE,
         "colorway": list(PALETTE),
         "margin": {"l": 50, "r": 20, "t": 50, "b": 50},
         "height": _height(fig),
