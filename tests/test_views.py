@@ -58,7 +58,7 @@ def test_every_declared_chart_draws_on_the_demo_board(board):
             text = " ".join(a.text for a in fig.layout.annotations or [])
             assert "could not be drawn" not in text, (name, c.title)
             # the trimmed template has the defaults of every trace type drawn (a new type needs its own added)
-            assert {t.type for t in fig.data} <= set(figures.TEMPLATE.data.to_plotly_json()), (name, c.title)
+            assert {t.type for t in fig.data} <= set(figures.template().data.to_plotly_json()), (name, c.title)
 
 
 def test_a_picker_search_of_any_length_is_answered_and_a_name_is_found(board):

@@ -169,13 +169,12 @@ def _state_ok(rec: Any, key: str | None, judge: str) -> bool:
             submitting is None
             or (
                 isinstance(submitting, dict)
-                and set(submitting) == {"round", "attempt", "custom_ids", "at"}
+                and set(submitting) == {"round", "attempt", "custom_ids"}
                 and submitting["round"] in ROUNDS
                 and isinstance(submitting["attempt"], str)
                 and 0 < len(submitting["attempt"]) <= 64
                 and isinstance(submitting["custom_ids"], list)
                 and all(isinstance(c, str) for c in submitting["custom_ids"])
-                and type(submitting["at"]) in (int, float)
             )
         )
     )
@@ -607,7 +606,7 @@ class BatchJudge(LLMJudge):
         attempt = secrets.token_hex(12)
         custom_ids = [x.custom_id for x in todo]
         # saved before anything is sent: whatever is lost from here on, a retry or a restart can look for this attempt
-        run.state["submitting"] = {"round": name, "attempt": attempt, "custom_ids": custom_ids, "at": int(time.time())}
+        run.state["submitting"] = {"round": name, "attempt": attempt, "custom_ids": custom_ids}
         run.save()
         filename = f"judge-{run.state['key'][:16]}-{name}.jsonl"
         try:

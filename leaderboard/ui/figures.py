@@ -8,6 +8,7 @@ through `esc`: Plotly reads a subset of HTML in labels.
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 from collections.abc import Callable
@@ -24,10 +25,14 @@ MAX_SERIES = 8  # more bars per group stop being readable; the best-ranked syste
 MAX_LABELS = 12  # scatter points beyond the best-ranked few get a hover label only, not a printed one
 
 
-# plotly_white with the defaults of the trace types drawn here only. The named template brings 24 trace types'
-# defaults, copied into every figure and sent with it: half of a figure's build (~7 of 14 ms) and of its JSON.
-_WHITE = pio.templates["plotly_white"]
-TEMPLATE = go.layout.Template(layout=_WHITE.layout, data={kind: _WHITE.data[kind] for kind in ("bar", "scatter", "heatmap")})
+@functools.cache
+def template() -> go.layout.Template:
+    """plotly_white with the defaults of the trace types drawn here only. The named template brings 24 trace types'
+    defaults, copied into every figure and sent with it: half of a figure's build (~7 of 14 ms) and of its JSON.
+    Built at the first chart, not at import (~0.1 s: start-up draws no chart)."""
+    white = pio.templates["plotly_white"]
+    return go.layout.Template(layout=white.layout, data={kind: white.data[kind] for kind in ("bar", "scatter", "heatmap")})
+
 
 HEIGHT = 420
 # What the height of a chart is reckoned from (`_height`): the plot area keeps PLOT_MIN_PX, and below it go the x
@@ -54,7 +59,7 @@ def _height(fig: go.Figure) -> int:
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
     layout = {
         "title": {"text": esc(title), "font": {"size": 15}},
-        "template": TEMPLATE,
+        "template": template(),
         "colorway": list(PALETTE),
         "margin": {"l": 50, "r": 20, "t": 50, "b": 50},
         "height": _height(fig),

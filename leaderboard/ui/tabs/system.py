@@ -106,11 +106,6 @@ class SystemTab:
         query = urlstate.encode({"tab": self.id, "sys": entry_id})
         return html, gr.update(value=bd, visible=len(bd) > 0), category, uf, gr.update(visible=len(uf) > 0), query
 
-    def parts_shown(self, entry_id):
-        """After the Show button's /detail (whose outputs are its API's): each table shown where it has rows."""
-        _, bd, _, uf = self.detail_api(entry_id)
-        return gr.update(visible=len(bd) > 0), gr.update(visible=len(uf) > 0)
-
     def units(self, entry_id, cat, text):
         e = views.visible_entry(self.board, entry_id)
         return views.unit_frame(self.board, e, cat or None, text or "") if e else None
@@ -153,9 +148,8 @@ class SystemTab:
         )
         self.system.change(on_screen(self.id, self.show), [page.active_tab, self.system], shown, api_name=False)
         self.system.key_up(self.find, self.system, self.system, api_name=False, show_progress="hidden", **IN_ORDER)
-        self.pick.click(self.detail_api, self.system, self.outputs, api_name="detail").then(
-            self.parts_shown, self.system, [self.breakdown, self.unit_views], api_name=False, show_progress="hidden"
-        )
+        # Show redraws the pick whose change has already shown or hidden each part (`show`): /detail's outputs only
+        self.pick.click(self.detail_api, self.system, self.outputs, api_name="detail")
         for control in (self.category, self.search):
             control.change(self.units, [self.system, self.category, self.search], self.units_out, api_name=False)
         self.unit.submit(self.record_api, [self.system, self.unit], self.record_out, api_name="record").then(
