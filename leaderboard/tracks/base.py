@@ -110,6 +110,19 @@ class ReportedSource:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Deviation:
+    """A deliberate difference between the board's scoring and the benchmark's own script
+    (SCORING.md, "Official scripts"). A track declares its deviations once, in the order their effects
+    are measured (stepwise from the official protocol to the board's); About, docs/SCORING.md,
+    `score --json` and the detail view render them from the declaration."""
+
+    name: str  # e.g. "repeats-count-once"
+    script: str  # what the official script does
+    board: str  # what the board does instead
+    why: str  # why the board differs
+
+
 @dataclass
 class ReportedRow:
     """One system's published figures, mapped by its track onto the track's metric and axis keys.
@@ -413,6 +426,17 @@ class Track(ABC):
 
     @abstractmethod
     def score(self, parsed: Any, gold: Gold, verdicts: dict | None = None) -> Scores: ...
+
+    # The track's deviations from its benchmark's own script, in measuring order (empty: none declared).
+    deviations: tuple[Deviation, ...] = ()
+
+    def score_with(self, parsed: Any, gold: Gold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+        """Score with only the deviations named in `fixes` applied: every declared one is the board's
+        protocol (what `score` computes), none is the official script's. A track that declares
+        deviations overrides this; without any, both protocols are the board's."""
+        if self.deviations:
+            raise NotImplementedError(f"{self.name}: deviations declared but score_with not implemented")
+        return self.score(parsed, gold, verdicts)
 
     @abstractmethod
     def units(self, gold: Gold, key: str) -> UnitIndex:
