@@ -2,9 +2,10 @@
 
 Bad input is reported as one line per problem and exit 1; a Python traceback
 is never the answer to a broken submission. Exit 2: the gold or the judge is
-misconfigured; exit 3: an internal error (its traceback goes to a file); exit 4:
-batch judging did not finish (a batch still running, or the batch service failed):
-run the same command again to resume it.
+misconfigured, or an argument cannot be used (convert's --system-json, --out);
+exit 3: an internal error (its traceback goes to a file); exit 4: batch judging
+did not finish (a batch still running, or the batch service failed): run the
+same command again to resume it.
 """
 
 from __future__ import annotations
