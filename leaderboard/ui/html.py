@@ -5,6 +5,9 @@ Everything that came from a submission or a server path goes through `esc`.
 
 from __future__ import annotations
 
+import time
+
+from ..judge.base import batch_status
 from ..reported import LEGEND
 from ..service import Board
 from ..tracks import Track
@@ -69,10 +72,10 @@ def status_html(board: Board) -> str:
     parts += [f'<div class="banner notice" role="status">{esc(st["notice"])}</div>'] if st.get("notice") else []
     for entry_id, p in list(board.judge_progress.items()):
         e = board.entry(entry_id)
-        if e is not None and p.batch_id and p.lines_total:  # batch mode: the lines of the batch being polled
+        if e is not None and p.batch_id and p.lines_total:  # batch mode: the batch being polled, its lines, its wait
+            batch = batch_status(p.batch_id, p.lines_done, p.lines_total, p.batch_since, p.batch_waiting, time.time())
             parts.append(
-                f'<div class="judging">Answers of {esc(e.name)}: judging: batch {esc(p.batch_id[:64])}, '
-                f"{int(p.lines_done)} of {int(p.lines_total)} lines "
+                f'<div class="judging">Answers of {esc(e.name)}: judging: {esc(batch)} '
                 f'<progress value="{int(p.lines_done)}" max="{int(p.lines_total)}"></progress></div>'
             )
         elif e is not None and p.total:
