@@ -20,7 +20,7 @@ PACKAGE = ROOT / "leaderboard"
 # Values that name a track for a reason stated here, not by habit.
 ALLOWED = {
     # the prompt version is part of every judge cache key: renaming it would throw every stored verdict away
-    ("leaderboard/judge/prompts.py", 'PROMPT_VERSION = "unidoc-judge-v1"'),
+    ("leaderboard/judge/prompts.py", 'PROMPT_VERSION = "unidoc-judge-v2"'),
 }
 
 

@@ -429,6 +429,9 @@ class Track(ABC):
 
     # The track's deviations from its benchmark's own script, in measuring order (empty: none declared).
     deviations: tuple[Deviation, ...] = ()
+    # How the board's judge differs from the benchmark's own judge script: listed in About, never measured
+    # (the judged metrics have one protocol; running the script's judge too would pay for every answer twice).
+    judge_deviations: tuple[Deviation, ...] = ()
 
     def score_with(self, parsed: Any, gold: Gold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
         """Score with only the deviations named in `fixes` applied: every declared one is the board's

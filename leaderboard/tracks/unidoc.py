@@ -24,6 +24,7 @@ from .base import (
     MAX_ID,
     Axis,
     Chart,
+    Deviation,
     Gold,
     Metric,
     ReportedRow,
@@ -208,13 +209,13 @@ class UnidocTrack(Track):
         Metric(
             "completeness",
             "Completeness",
-            "Share of the gold answer's facts that the answer states (LLM judge).",
+            "Share of the gold answer's claims (those that answer the question) the answer states (LLM judge).",
             needs_judge=True,
         ),
         Metric(
             "faithfulness",
             "Faithfulness",
-            "Share of the answer's facts supported by the gold answer and evidence (LLM judge).",
+            "Share of the answer's claims (those that answer the question) supported by the gold answer and evidence (LLM judge).",
             needs_judge=True,
         ),
     )
@@ -243,6 +244,33 @@ class UnidocTrack(Track):
     )
     slice_axes = ("domain", "question_type", "answer_type")
     resampling = "questions"
+    # The judge asks what src/evaluation/correctness.py asks (SCORING.md, "Official scripts"); these it does not copy.
+    judge_deviations = (
+        Deviation(
+            "temperature-0",
+            "`src/evaluation/correctness.py` samples GPT-4o at temperature 0.85",
+            "asks its judge model at temperature 0",
+            "the same answer then gets the same verdict, which can be cached and checked",
+        ),
+        Deviation(
+            "gold-claims-cached",
+            "extracts the gold answer's claims again on every run, for every response",
+            "extracts them once per question and judge, cached with the judge's name and prompt version",
+            "every response to a question is judged against the same claims, paid for once",
+        ),
+        Deviation(
+            "reference-without-chunk-text",
+            "checks faithfulness against the gold answer plus the raw text of the question's chunks",
+            "checks it against the gold answer plus the used evidence items' facts",
+            "the published question files do not contain the chunks' text",
+        ),
+        Deviation(
+            "failures-left-out",
+            "scores an answer 0 when the judge gives no usable reply in 3 tries",
+            "leaves a judge failure out of the mean and counts it in the judge-failure figure",
+            "a fault of the judge is not the system's; the count shows how many answers it concerns",
+        ),
+    )
     run_formats = ("jsonl",)
 
     def records_from_run(self, fmt: str, run: list, problems: list[str]) -> list[dict]:

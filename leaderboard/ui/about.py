@@ -44,6 +44,20 @@ Example submission (first lines of a bundled demo file):
 """
 
 
+def judge_differences() -> str:
+    """Each judged track's declared differences from its benchmark's judge script, as a nested list."""
+    out = []
+    for t in TRACKS.values():
+        if t.judge_deviations:
+            items = "".join(
+                f"\n  - `{d.name}`: the script {d.script}; the board {d.board}, as {d.why}." for d in t.judge_deviations
+            )
+            out.append(
+                f"\n  {t.title}: the judge asks what the benchmark's script asks (the claims a text uses to answer the question), and differs from it so:{items}"
+            )
+    return "".join(out)
+
+
 def about_markdown() -> str:
     sections = "\n".join(track_section(t) for t in TRACKS.values())
     resampling = "; ".join(f"{t.title}: {t.resampling}" for t in TRACKS.values())  # each track declares its design
@@ -65,7 +79,7 @@ rescored and a change of gold or metric rescores everything.
   problem listed (line, record id, field, what was expected). Files up to {DEFAULT_MAX_BYTES // 2**20} MiB
   (decompressed): `.json`, `.jsonl`, optionally gzipped.
 - **Judged metrics** ({judged}) show which judge produced them; `≈` marks the offline
-  lexical judge, an approximation. The board never mixes judges in one ranking.
+  lexical judge, an approximation. The board never mixes judges in one ranking.{judge_differences()}
 
 A submission is one file: `.jsonl` with a header line `{{"track": ..., "system": {{...}}}}` then one prediction
 per line, or `.json` `{{"track", "system", "predictions": [...]}}`. Check it before submitting with
