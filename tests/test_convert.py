@@ -229,25 +229,33 @@ def one_line_run(tmp_path) -> Path:
     return run
 
 
-@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
-def test_a_system_json_file_is_read_within_a_size_limit(tmp_path, one_line_run):
+def _cap_memory() -> None:  # an unbounded read must fail in the child, not take the machine's memory
     import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("--system-json", "--system-json: /dev/zero is larger than 1,048,576 bytes (a system object is a few KB)"),
+        ("--gold", "gold: /dev/zero is neither a file nor a folder"),
+    ],
+)
+def test_a_device_as_a_file_argument_is_refused_in_one_line(tmp_path, one_line_run, flag, message):
     import subprocess
     import sys
 
-    def cap_memory() -> None:  # an unbounded read must fail here, not take the machine's memory
-        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-
-    args = ["convert", "vdr", str(one_line_run), "--system-json", "/dev/zero", "--out", str(tmp_path / "o.jsonl")]
+    args = ["convert", "vdr", str(one_line_run), "--name", "x", flag, "/dev/zero", "--out", str(tmp_path / "o.jsonl")]
     done = subprocess.run(
         [sys.executable, "-m", "leaderboard", *args],
         capture_output=True,
         text=True,
         cwd=Path(__file__).resolve().parents[1],
         timeout=120,
-        preexec_fn=cap_memory,
+        preexec_fn=_cap_memory,
     )
-    message = "--system-json: /dev/zero is larger than 1,048,576 bytes (a system object is a few KB)"
     assert (done.returncode, done.stderr.splitlines()) == (2, [message])
 
 

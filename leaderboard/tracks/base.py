@@ -468,6 +468,8 @@ _GOLD_CACHE: dict[tuple[str, str, float], Gold] = {}
 def _load_gold_cached(track: Track, path: str) -> Gold:
     # Gold is read once per process per version of the files (mtime in the key).
     p = Path(path)
+    if not (p.is_dir() or p.is_file()):  # a device or a pipe (--gold /dev/zero) would be read without end
+        raise FileNotFoundError(f"{path} is neither a file nor a folder")
     stamp = max((f.stat().st_mtime for f in p.rglob("*") if f.is_file()), default=0.0) if p.is_dir() else p.stat().st_mtime
     key = (track.name, path, stamp)
     if key not in _GOLD_CACHE:
