@@ -555,3 +555,29 @@ def test_submitter_text_in_comments_is_inert(hub, tmp_path):
             assert tag not in html, (num, tag, comment)
         assert "@maint" not in outside and "http:" not in outside, comment
         assert "@maint" in html, comment  # shown, as text
+
+
+def test_a_landing_whose_answer_was_lost_is_found_on_main_and_closed(hub, tmp_path):
+    data = run()
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": data})
+    hub.lose_replies("/commit/main")  # the board's commit lands; its answer never comes
+    board = board_on(hub, tmp_path, auto_merge=True)
+    hub.ok()
+    assert hub.files(REPO)["submissions/vdr/alice/run1.json"] == data and board_comments(hub, num) == []
+    board.refresh()  # reviewed again: the files are on main, as reviewed
+    (comment,) = board_comments(hub, num)
+    assert "on main already" in comment and hub.pull_request(REPO, num).status == "closed"
+    assert len([c for c in hub.commits(REPO) if "pull request #" in c.message]) == 1  # landed once
+
+
+def test_main_moving_before_the_landing_means_a_new_review_then_the_landing(hub, tmp_path):
+    data = run()
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": data})
+    other = {"submissions/vdr/bob/20260101T000000Z-aaaaaaaaaaaa.json": run(seed=40)}
+    hub.on_request("/preupload/main", lambda: hub.commit(REPO, other))  # a maintainer's push lands first
+    board = board_on(hub, tmp_path, auto_merge=True)
+    assert "submissions/vdr/alice/run1.json" not in hub.files(REPO) and board_comments(hub, num) == []
+    board.refresh()  # reviewed again against the new main: it lands on top of it
+    main = hub.files(REPO)
+    assert main["submissions/vdr/alice/run1.json"] == data and set(other) <= set(main)
+    assert len(board_comments(hub, num)) == 1 and hub.pull_request(REPO, num).status == "closed"
