@@ -20,7 +20,8 @@ from leaderboard import demo
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
-from leaderboard.store.hub_prs import REFUSED, VALID, allowed_path, fair_order
+from leaderboard.store.hub_prs import REFUSED, VALID, fair_order
+from leaderboard.store.pr_tree import allowed_path
 from leaderboard.tracks import TRACKS
 from leaderboard.ui import views
 
@@ -370,6 +371,10 @@ def test_the_fake_hub_serves_pull_requests_to_the_real_client(hub, tmp_path):
     assert Path(local).read_bytes() == b"2"
     refs = api.list_repo_refs(REPO, repo_type="dataset", include_pull_requests=True)
     assert {r.ref for r in refs.pull_requests} == {f"refs/pr/{n}" for n in nums}
+    hub.commit(REPO, {"x.txt": b"main moved"})
+    history = [c.commit_id for c in api.list_repo_commits(REPO, revision="refs/pr/3", repo_type="dataset")]
+    mains = [c.sha for c in hub.commits(REPO)]
+    assert history == [hub.pull_request(REPO, 3).commits[-1].sha, *reversed(mains[:-1])]  # its own, then its base's
     api.change_discussion_status(REPO, nums[0], "closed", repo_type="dataset")
     assert api.get_discussion_details(REPO, nums[0], repo_type="dataset").status == "closed"
     api.merge_pull_request(REPO, nums[1], repo_type="dataset")
@@ -546,7 +551,9 @@ def test_submitter_text_in_comments_is_inert(hub, tmp_path):
             "submissions/vdr/alice/run2.json.meta.json": json.dumps(meta).encode(),
         },
     )
-    refused = hub.open_pull_request(REPO, "alice", {f"notes {HOSTILE.replace('/', '')}.md": b"hi"})
+    plain = HOSTILE.replace("/", "")  # a path: no folders
+    hub.commit(REPO, {f"b: {plain}.md": b"hi"})
+    refused = hub.open_pull_request(REPO, "alice", {f"notes: {plain}.md": b"hi", f"b: {plain}.md": b"edited"})
     board_on(hub, tmp_path)
     for num in (valid, bad, refused):
         (comment,) = board_comments(hub, num)

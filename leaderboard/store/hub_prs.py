@@ -10,14 +10,16 @@ Anyone may open a pull request on a dataset repo (`upload_file(..., create_pr=Tr
    longest-waiting first, at most REVIEWS_PER_REFRESH a refresh; a pull request commented less than
    COMMENT_INTERVAL ago waits (pushes meanwhile are coalesced: its latest head is reviewed once the
    interval is over), so one comment per pull request per interval at most;
-3. for each: finds where the pull request branched from main (its merge base, below) and compares the
+3. for each: finds where the pull request branched from main (its merge base) and compares the
    git trees at the base and at the head, folder by folder, by blob and tree ids. That comparison, not
    the Hub's diff (which the Hub cuts when it is large), is the set of paths the pull request changes.
    Only files *added* under `submissions/<track>/<author>/` (author = who opened the pull request),
    submission files and their `.meta.json` sidecars, at most MAX_FILES_PER_PULL_REQUEST of them,
    sidecars counted, may be merged; an edit, a deletion, `flags.json`, any other path or too many
    files make the pull request "refused" from the listing alone, before any download: it is
-   commented, never merged and never closed by the board (a maintainer decides);
+   commented, never merged and never closed by the board (a maintainer decides); so does an added
+   path main holds already (with the same bytes: a landing of the board's whose answer was lost,
+   closed as such);
 4. downloads the added files at the head commit itself (sizes checked from the listing first, the
    bytes checked against the listed blob id or LFS sha256) and hands them to the board's `judge`
    (validation, duplicates, limits, scores);
@@ -30,17 +32,10 @@ Anyone may open a pull request on a dataset repo (`upload_file(..., create_pr=Tr
 6. posts one comment per reviewed head (a marker in its first line, so a lost state never means a
    second comment), and closes pull requests whose head stayed invalid for `close_after_days`.
 
-The merge base. The Hub's pull-request details name the target branch but not the commit the
-pull request started from, and its commit listing (`GET /api/<type>s/<repo>/commits/<rev>`, what
-`list_repo_commits` pages through, newest first, `limit` a page) gives no parent ids. A pull
-request's `refs/pr/<n>` is created from a main commit and only the pull request's own commits go on
-top of it, so the base is the first commit of the head's history that is also in main's history:
-both histories are read a page at a time, side by side, until one commit of the first is in the
-other (usually one page each: the pull request's few commits, main's commits since). A base not
-found within MAX_COMMITS_WALKED commits of either (a very old pull request, a squashed main) refuses
-the pull request. The diff is not read at all; the events of the details are (for the marker), at
-most MAX_DETAILS_BYTES of them: other people's comments past that leave the marker unknown, never the
-review blocked.
+How the merge base is found, from the Hub's commit listings (its pull-request details do not name
+it), is in pr_tree.py. The diff is not read at all; the events of the details are (for the marker),
+at most MAX_DETAILS_BYTES of them: other people's comments past that leave the marker unknown (a lost
+state could then mean a second comment), never the review blocked.
 
 Submitter text in comments (names, paths, quoted values) goes through markdown.code: shown, never
 rendered. The store never scores: the judge callback is the board's.
@@ -53,31 +48,26 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import quote
 
 from huggingface_hub import CommitOperationAdd
 from huggingface_hub.community import deserialize_event
-from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
-from huggingface_hub.hf_api import RepoFile, RepoFolder
-from huggingface_hub.utils import _paginate_pages, build_hf_headers, get_session, hf_raise_for_status
+from huggingface_hub.errors import HfHubHTTPError
+from huggingface_hub.hf_api import RepoFile
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
 from . import markdown as md
 from .hub_client import REPO_TYPE, HubClient, http_status
 from .model import MAX_METADATA_BYTES, decode_metadata
-from .naming import FLAGS_FILE, META_SUFFIX, SUBMISSIONS_DIR, check_component, extension_of
+from .naming import META_SUFFIX
+from .pr_tree import MAX_COMMITS_WALKED, PullRequestTree, blob_id
 
 log = logging.getLogger(__name__)
 
 STATE_VERSION = 2
-# Files one pull request may add, .meta.json sidecars counted: each costs a download, and a listing
-# with more is refused unread.
-MAX_FILES_PER_PULL_REQUEST = 10
-# Submission files among them: each costs a validation.
-MAX_SUBMISSIONS_PER_PULL_REQUEST = 5
 # New pull-request heads reviewed per refresh; the others wait for the next refresh (a flood of
 # pull requests costs a bounded amount of work per cycle).
 REVIEWS_PER_REFRESH = 10
@@ -85,9 +75,6 @@ REVIEWS_PER_REFRESH = 10
 COMMENT_INTERVAL = timedelta(minutes=10)
 # Bytes of one pull request's events read (to find the board's own comment); others' comments can make them large.
 MAX_DETAILS_BYTES = 8 * 1024 * 1024
-# Commits of a pull request's history, and of main's, read to find where it branched from main.
-MAX_COMMITS_WALKED = 1000
-_COMMITS_PAGE = 100
 # Problems listed in one comment (a pull request adding thousands of files gets a short comment).
 MAX_PROBLEMS_SHOWN = 50
 _MARKER = "<!-- open-rag-leaderboard review {head} -->"
@@ -158,35 +145,6 @@ class Review:
         return [PullRequestFile(**f) for f in self.files]
 
 
-class _TooManyChanges(Exception):
-    pass
-
-
-def allowed_path(path: str, author: str) -> str | None:
-    """None when `path` may be added by `author`; else why not."""
-    shown = md.code(path)
-    if path == FLAGS_FILE:
-        return f"{shown}: only maintainers change flags"
-    parts = path.split("/")
-    if len(parts) != 4 or parts[0] != SUBMISSIONS_DIR:
-        return f"{shown}: submissions go to `{SUBMISSIONS_DIR}/<track>/{author}/<file>`"
-    _, track, user, name = parts
-    try:
-        check_component(track, "track")
-        check_component(name, "file name")
-    except ValueError as exc:
-        return f"{shown}: {md.code(exc)}"
-    if user != author:
-        return f"{shown}: files under {md.code(f'{SUBMISSIONS_DIR}/{track}/{user}/')} belong to {md.code(user)}; yours go under `{author}/`"
-    if extension_of(name) is None and not (name.endswith(META_SUFFIX) and extension_of(name[: -len(META_SUFFIX)])):
-        return f"{shown}: not a submission file (.json, .jsonl, .json.gz, .jsonl.gz) nor its `.meta.json`"
-    return None
-
-
-def _oid(entry: RepoFile | RepoFolder) -> str:
-    return entry.tree_id if isinstance(entry, RepoFolder) else entry.blob_id
-
-
 def fair_order(waiting: list[tuple[str, int, str]]) -> list[int]:
     """Pull-request numbers in review order from (waiting since, number, author): round-robin across authors,
     each author's longest-waiting first; the author whose oldest one waited longest goes first in each round."""
@@ -217,6 +175,7 @@ class PullRequestReviewer:
     ):
         self.client = client
         self.repo_id = repo_id
+        self.tree = PullRequestTree(client, repo_id)
         self.state_file = state_file
         self.max_file_bytes = 0  # set by each `review`: the board's own cap on a submission file
         self.auto_merge = auto_merge
@@ -370,7 +329,7 @@ class PullRequestReviewer:
         already = events is not None and any(
             e.type == "comment" and getattr(e, "content", "").startswith(marker) and e.author == self._account() for e in events
         )
-        base = self._merge_base(pr.head, main)
+        base = self.tree.merge_base(pr.head, main)
         if base is None:
             problems, added = (
                 [
@@ -379,15 +338,15 @@ class PullRequestReviewer:
                 {},
             )
         else:
-            problems, added = self._changes(base, pr.head, pr.author)
+            problems, added = self.tree.changes(base, pr.head, pr.author)
         files: list[PullRequestFile] = []
         local: dict[str, Path] = {}
         file_problems: list[str] = []
         verdict = Verdict(False, [])
         landed_before = False
         if not problems:
-            on_main = self._on_main(main, added)
-            landed_before = bool(added) and all(on_main.get(p) == _oid(e) for p, e in added.items())
+            on_main = self.tree.on_main(main, added)
+            landed_before = bool(added) and all(on_main.get(p) == blob_id(e) for p, e in added.items())
             if not landed_before:
                 problems += [f"{md.code(p)}: a file of this name is on main already" for p in sorted(on_main)]
         if not problems and not landed_before:
@@ -476,117 +435,6 @@ class PullRequestReviewer:
         return self._me
 
     # ---- what the pull request changes -----------------------------------------------------------
-
-    def _history(self, revision: str) -> Iterator[list[str]]:
-        """Commit ids of `revision`'s history, newest first, a page at a time (only the pages asked for are read)."""
-        url = f"{self.client.api.endpoint}/api/{REPO_TYPE}s/{self.repo_id}/commits/{quote(revision, safe='')}"
-        headers = build_hf_headers(token=self.client.token or False, library_name="open-rag-leaderboard")
-        for page, _ in _paginate_pages(url, {"limit": _COMMITS_PAGE}, headers, timeout=self.client.timeout):
-            yield [str(item["id"]) for item in page]
-
-    def _merge_base(self, head: str, main: str) -> str | None:
-        """The first commit of the head's history that main's history holds; None if not within MAX_COMMITS_WALKED."""
-        theirs, ours = self._history(head), self._history(main)
-        pr_commits: list[str] = []
-        main_commits: set[str] = set()
-        more_pr = more_main = True
-        while (more_pr or more_main) and len(pr_commits) <= MAX_COMMITS_WALKED and len(main_commits) <= MAX_COMMITS_WALKED:
-            if more_pr:
-                page = next(theirs, None)
-                more_pr = page is not None
-                pr_commits += page or []
-            if more_main:
-                page = next(ours, None)
-                more_main = page is not None
-                main_commits.update(page or [])
-            found = next((c for c in pr_commits if c in main_commits), None)
-            if found is not None:
-                return found
-        return None
-
-    def _listing(self, revision: str, folder: str | None) -> Iterator[RepoFile | RepoFolder]:
-        """One folder's entries at `revision`, lazily (a page at a time); nothing when it does not exist there."""
-        try:
-            yield from self.client.list_tree(self.repo_id, revision, folder)
-        except EntryNotFoundError:
-            return
-
-    def _folder_changes(self, base: str, head: str, folder: str | None) -> Iterator[tuple[str, object, object]]:
-        """(path, entry at base, entry at head) of every entry of `folder` that differs (None: absent)."""
-        before = {e.path: e for e in self._listing(base, folder)}  # main's own folder: listed whole
-        seen = set()
-        for entry in self._listing(head, folder):  # the author's: read only as far as the caller goes
-            seen.add(entry.path)
-            old = before.get(entry.path)
-            if old is None or type(old) is not type(entry) or _oid(old) != _oid(entry):
-                yield entry.path, old, entry
-        for path, old in before.items():
-            if path not in seen:
-                yield path, old, None
-
-    def _changes(self, base: str, head: str, author: str) -> tuple[list[str], dict[str, RepoFile]]:
-        """(problems, the files to fetch: path -> entry at the head), from the trees at the base and the head.
-
-        Folders are compared by tree id, so only changed ones are listed, and only along the shape
-        submissions/<track>/<user>/<file>; anything off it is a problem, not listed further. Past
-        MAX_FILES_PER_PULL_REQUEST changes the listing stops: refused, nothing fetched.
-        """
-        problems: list[str] = []
-        added: dict[str, RepoFile] = {}
-        count = 0
-
-        def note(problem: str | None = None) -> None:
-            nonlocal count
-            count += 1
-            if problem:
-                problems.append(problem)
-            if count > MAX_FILES_PER_PULL_REQUEST:
-                raise _TooManyChanges
-
-        def visit(folder: str | None, depth: int) -> None:
-            for path, old, new in self._folder_changes(base, head, folder):
-                kinds = {type(e) for e in (old, new) if e is not None}
-                if kinds == {RepoFolder} and depth < 3 and (depth > 0 or path == SUBMISSIONS_DIR):
-                    visit(path, depth + 1)  # submissions/, a track, a user's folder
-                    continue
-                if RepoFolder in kinds:
-                    note(f"{md.code(path + '/')}: a folder off `{SUBMISSIONS_DIR}/<track>/{author}/<file>`; not looked into")
-                    continue
-                why = allowed_path(path, author)
-                if old is not None:
-                    kind = "modified" if new is not None else "deleted"
-                    also = f" ({why.split(': ', 1)[1]})" if why else ""
-                    note(f"{md.code(path)}: {kind}; a pull request may only add new submission files{also}")
-                elif why:
-                    note(why)
-                else:
-                    note()
-                    added[path] = new
-
-        try:
-            visit(None, 0)
-        except _TooManyChanges:
-            return [
-                *problems,
-                f"more than {MAX_FILES_PER_PULL_REQUEST} files changed (submission files and their `.meta.json` "
-                f"sidecars counted); a pull request adds at most {MAX_FILES_PER_PULL_REQUEST}: the rest is not listed",
-            ], {}
-        for path in sorted(added):
-            if path.endswith(META_SUFFIX) and path[: -len(META_SUFFIX)] not in added:
-                problems.append(f"{md.code(path)}: a metadata file without its submission file in this pull request")
-        submissions = [p for p in added if not p.endswith(META_SUFFIX)]
-        if len(submissions) > MAX_SUBMISSIONS_PER_PULL_REQUEST:
-            problems.append(f"{len(submissions)} submission files; at most {MAX_SUBMISSIONS_PER_PULL_REQUEST} per pull request")
-        return problems, ({} if problems else added)
-
-    def _on_main(self, main: str, added: dict[str, RepoFile]) -> dict[str, str]:
-        """The added paths that main already holds (another pull request, a maintainer), with their blob ids."""
-        found: dict[str, str] = {}
-        for folder in sorted({p.rsplit("/", 1)[0] for p in added}):
-            for entry in self._listing(main, folder):
-                if entry.path in added:
-                    found[entry.path] = _oid(entry)
-        return found
 
     def _fetch(self, pr: PullRequest, added: dict[str, RepoFile]) -> tuple[list[PullRequestFile], dict[str, Path], list[str]]:
         """Download the added files at the head (sizes checked from the listing first, bytes against its ids).
