@@ -232,7 +232,8 @@ class PullRequestReviewer:
         return [
             (r.pull_request, r.pending_files())
             for r in sorted(self.reviews.values(), key=lambda r: r.num)
-            if r.outcome == VALID and not r.merged and self._heads.get(r.num, r.head) == r.head
+            # a landed one stays until the pull that brings its files (the next refresh) replaces it
+            if r.outcome == VALID and self._heads.get(r.num, r.head) == r.head
         ]
 
     # ---- one refresh -------------------------------------------------------------------------
