@@ -332,12 +332,8 @@ class PullRequestReviewer:
         )
         base = self.tree.merge_base(pr.head, main)
         if base is None:
-            problems, added = (
-                [
-                    f"where this pull request branched from main is not within {MAX_COMMITS_WALKED:,} commits: open a new one from the current main"
-                ],
-                {},
-            )
+            lost = f"where this pull request branched from main is not within {MAX_COMMITS_WALKED:,} commits"
+            problems, added = [f"{lost}: open a new one from the current main"], {}
         else:
             problems, added = self.tree.changes(base, pr.head, pr.author)
         files: list[PullRequestFile] = []
@@ -347,7 +343,8 @@ class PullRequestReviewer:
         landed_before = False
         if not problems:
             on_main = self.tree.on_main(main, added)
-            landed_before = bool(added) and all(on_main.get(p) == blob_id(e) for p, e in added.items())
+            # Every file on main as reviewed: the board's own landing, whose answer was lost.
+            landed_before = self.auto_merge and bool(added) and all(on_main.get(p) == blob_id(e) for p, e in added.items())
             if not landed_before:
                 problems += [f"{md.code(p)}: a file of this name is on main already" for p in sorted(on_main)]
         if not problems and not landed_before:
@@ -369,7 +366,7 @@ class PullRequestReviewer:
             main=main,
         )
         merge_failed = ""
-        if landed_before:  # the board's own commit whose answer was lost: it is on main already
+        if landed_before:
             review.merged = True
         elif outcome == VALID and self.auto_merge:
             if self._heads_now()[0].get(pr.num) != pr.head:
