@@ -2,6 +2,7 @@
 
     python bench/bench_abuse.py                # every payload below, once
     python bench/bench_abuse.py --only bomb    # payloads whose name contains "bomb"
+    python bench/bench_abuse.py --pr-floods    # only the pull-request floods (local fake Hub, no app)
 
 Steps:
   1. build the payloads in a temporary folder: the `{}`-bomb (.json.gz and
@@ -18,6 +19,13 @@ Steps:
   4. print, per payload, the verdict and the time it took; the slowest and the
      median page request while payloads were in flight; the app's peak RSS
      (VmHWM).
+
+  5. pull-request floods against the local fake Hub (tests/hubfake.py), the
+     board's reviewer with AUTO_MERGE=1: what a refused pull request of one
+     valid file and 3,000 `.meta.json` sidecars costs (requests, downloads,
+     seconds), and how long a valid pull request by another author waits
+     while ten pull requests are pushed at every refresh (refreshes, seconds,
+     comments the ten earn); run after the payloads, or alone with --pr-floods.
 
 Targets (issue 8): app peak RSS < 1.2 GB, slowest page request < 2 s.
 Not a test: the machine is shared and noisy; read the figures.
@@ -173,7 +181,10 @@ def submit_all(url: str, items: list[tuple[str, str, Path]]) -> list[tuple[str, 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run only payloads whose label contains this text")
+    parser.add_argument("--pr-floods", action="store_true", help="run only the pull-request floods (step 5)")
     args = parser.parse_args(argv)
+    if args.pr_floods:
+        return pr_floods()
     tmp = Path(tempfile.mkdtemp(prefix="bench-abuse-"))
     try:
         t = time.perf_counter()
@@ -218,6 +229,92 @@ def main(argv: list[str] | None = None) -> None:
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if not args.only:
+        pr_floods()
+
+
+# ---- 5. pull-request floods (issue 24) -------------------------------------------------------------------------------
+def pr_floods(sidecars: int = 3000, floods: int = 10, refresh_s: float = 30.0, minutes: float = 20.0) -> None:
+    """The reviewer against the local fake Hub: a refused sidecar flood, then starvation and comment spam."""
+    from datetime import UTC, datetime, timedelta
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from huggingface_hub import constants as hf_constants
+
+    from leaderboard import demo
+    from leaderboard.service import Board
+    from leaderboard.settings import Settings
+    from leaderboard.store import StoreSettings
+
+    from hubfake import running_hub
+
+    hf_constants.HF_HUB_OFFLINE = False  # 127.0.0.1 only
+    token, repo = "hf_benchABUSEabuse0123456789", "bench/submissions"
+
+    def valid(seed: int, name: str) -> bytes:
+        doc = json.loads(demo.make_submissions("vdr", demo.DEMO_DIR / "gold" / "vdr", 1, seed=seed)[0][1])
+        doc["system"]["name"] = name
+        return json.dumps(doc).encode()
+
+    def comments(hub, num: int) -> int:
+        return sum(1 for author, _ in hub.comments(repo, num) if author == "board")
+
+    with running_hub(tokens={token: "board"}) as hub, tempfile.TemporaryDirectory() as tmp:
+        hub.create_repo(repo)
+        now = [datetime.now(UTC)]
+        settings = StoreSettings(
+            submissions_repo=repo, hf_token=token, hf_endpoint=hub.url, data_dir=Path(tmp), hub_timeout=30, auto_merge=True
+        )
+        board = Board(Settings(data_dir=Path(tmp), judge="none"), settings)
+        board.store.pull_requests._clock = lambda: now[0]
+        board.start(background=False)
+
+        files = {"submissions/vdr/mallory/run.json": valid(7001, "flood")}
+        files.update({f"submissions/vdr/mallory/x{i}.json.meta.json": b"{}" for i in range(sidecars)})
+        num = hub.open_pull_request(repo, "mallory", files)
+        hub.reset_counts()
+        t0 = time.perf_counter()
+        board.refresh()
+        secs = time.perf_counter() - t0
+        outcome = board.store.pull_requests.reviews[num].outcome
+        print(f"\npull request of 1 valid file + {sidecars:,} .meta.json sidecars ({outcome}, {comments(hub, num)} comment):")
+        print(
+            f"    one refresh: {hub.count()} requests ({hub.count(path_contains='/tree/')} listings, "
+            f"{hub.count(path_contains='/commits/')} history pages), {hub.count(path_contains='/resolve/')} resolve requests, "
+            f"{len(hub.downloads())} downloads, {secs:.2f} s; on main: "
+            f"{sum(1 for p in hub.files(repo) if p.startswith('submissions/vdr/mallory/'))} of its files"
+        )
+        hub.comment(repo, num, "admin", "closing")  # out of the way of the next scenario
+        hub.set_status(repo, num, "closed", "admin")
+
+        flood = [hub.open_pull_request(repo, "flooder", {f"submissions/vdr/flooder/f{i}.json": b"{}"}) for i in range(floods)]
+        board.refresh()  # the flood's first reviews: one comment each
+        victim = hub.open_pull_request(repo, "alice", {"submissions/vdr/alice/run.json": valid(7002, "alice")})
+        before = {n: comments(hub, n) for n in flood}
+        refreshes, waited, reviewed_after = 0, 0.0, None
+        for k in range(int(minutes * 60 / refresh_s)):
+            for n in flood:  # every pull request of the flood gets a new head before every refresh
+                hub.commit_to_pull_request(
+                    repo, n, {f"submissions/vdr/flooder/f{n}.json": b'{"k": %d}' % k}, None, "push", "flooder"
+                )
+            now[0] += timedelta(seconds=refresh_s)
+            t0 = time.perf_counter()
+            board.refresh()
+            refreshes += 1
+            if reviewed_after is None:
+                waited += time.perf_counter() - t0
+                if comments(hub, victim):
+                    reviewed_after = refreshes
+        earned = sum(comments(hub, n) - before[n] for n in flood)
+        landed = "submissions/vdr/alice/run.json" in hub.files(repo)
+        print(
+            f"\n{floods} pull requests pushed before every refresh, a valid one by another author opened meanwhile "
+            f"({refreshes} refreshes, {refresh_s:g} s apart on the board's clock = {minutes:g} min):"
+        )
+        print(
+            f"    the valid one reviewed at refresh {reviewed_after} ({waited:.2f} s of refreshing), landed on main: {landed}; "
+            f"the flood earned {earned} comments ({earned / floods:.1f} each; one per pull request per 10 min at most)"
+        )
 
 
 if __name__ == "__main__":
