@@ -405,6 +405,7 @@ def _read_hub_parquet(dataset: HubDataset, commit: str) -> GoldRead:
     from datasets.exceptions import DatasetNotFoundError
 
     name = f"{dataset.repo_id}@{commit[:7]}" if commit else dataset.spec
+    datasets.disable_progress_bars()  # a gold error is one line on stderr, not under a screen of bars
     try:
         loaded = datasets.load_dataset(dataset.repo_id, revision=commit or dataset.revision)
     except DatasetNotFoundError:
