@@ -55,11 +55,11 @@ def child_env(hub, tmp_path: Path) -> dict[str, str]:
     }
 
 
-def load_in_child(hub, tmp_path: Path, *sources: str) -> list[dict]:
+def load_in_child(hub, tmp_path: Path, *sources: str, offline: bool = False) -> list[dict]:
     res = subprocess.run(
         [sys.executable, "-c", SCRIPT, json.dumps(list(sources))],
         cwd=ROOT,
-        env=child_env(hub, tmp_path),
+        env={**child_env(hub, tmp_path), "HF_HUB_OFFLINE": "1" if offline else "0"},
         capture_output=True,
         text=True,
         timeout=300,
@@ -174,3 +174,17 @@ def test_cli_scores_against_the_pinned_parquet_gold(hub, tmp_path):
         sum(min(1, 10 / len(q[4])) for q in earlier["questions"].values()) / len(earlier["questions"])
     )
     assert full >= 0.9 * len(earlier["questions"])
+
+
+def test_offline_a_pinned_commit_is_the_one_read_or_a_clear_error(hub, tmp_path):
+    """Offline, `datasets` reads the latest version it cached whatever the revision: never another commit's gold."""
+    earlier, current = load_in_child(hub, tmp_path, f"{REPO}@{hub.first}", REPO)
+    head = hub.head(REPO)
+    hub.down()
+    pinned_earlier, pinned_current = load_in_child(hub, tmp_path, f"{REPO}@{hub.first}", f"{REPO}@{head}", offline=True)
+    assert pinned_earlier == {
+        "error": f"{REPO}: commit {hub.first[:7]} is not cached for offline use",
+        "label": f"{REPO}@{hub.first[:7]} (cannot be read: {REPO}: commit {hub.first[:7]} is not cached for offline use)",
+    }
+    assert pinned_current["questions"] == current["questions"] and pinned_current["commit"] == head
+    assert len(earlier["questions"]) != len(current["questions"])

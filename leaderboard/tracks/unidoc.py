@@ -212,8 +212,6 @@ class UnidocTrack(Track):
         """Only a submission with answers has anything to judge (a retrieval-only run has none)."""
         return summary.get("extra", {}).get("answered", 0) > 0
 
-    gold_patterns = tuple(f"**{d}.json" for d in DOMAINS) + tuple(f"{d}.json" for d in DOMAINS)
-
     # ---- gold ---------------------------------------------------------------------
     def load_gold(self, source: str | Path | None = None) -> UnidocGold:
         """Either published form, from a local path or a Hub dataset id; what was read (or why it could not be)

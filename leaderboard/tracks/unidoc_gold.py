@@ -401,11 +401,14 @@ def _download(dataset: HubDataset, commit: str, path: str) -> Path:
 
 
 def _read_hub_parquet(dataset: HubDataset, commit: str) -> GoldRead:
+    """Through `datasets` at `commit` (listed on the Hub), or offline ("") from its cache."""
     import datasets
     from datasets.exceptions import DatasetNotFoundError
 
+    listed = bool(commit)
     name = f"{dataset.repo_id}@{commit[:7]}" if commit else dataset.spec
-    datasets.disable_progress_bars()  # a gold error is one line on stderr, not under a screen of bars
+    datasets.disable_progress_bars()  # a gold error is one line on stderr, not under a screen of bars and notes
+    datasets.logging.set_verbosity_error()
     try:
         loaded = datasets.load_dataset(dataset.repo_id, revision=commit or dataset.revision)
     except DatasetNotFoundError:
@@ -420,6 +423,9 @@ def _read_hub_parquet(dataset: HubDataset, commit: str) -> GoldRead:
         wanted = [c for c in PARQUET_COLUMNS if c in table.column_names]
         splits[split] = {**dict.fromkeys(table.column_names), **table.select_columns(wanted).to_dict()}
         commit = commit or _cache_commit(table)
+    if not listed and dataset.revision and re.fullmatch(r"[0-9a-f]{40}", dataset.revision) and commit != dataset.revision:
+        # offline, `datasets` reads the latest version it cached, whatever the revision asked for
+        raise HubGoldError(f"{dataset.repo_id}: commit {dataset.revision[:7]} is not cached for offline use")
     name = f"{dataset.repo_id}@{commit[:7]}" if commit else dataset.spec
     questions = questions_from_splits(splits, lambda split: f"{name}: split {split}" if split else name)
     return GoldRead(questions, content_sha("parquet", questions), "parquet", dataset.spec, commit)
@@ -476,7 +482,8 @@ def label(source: str) -> str:
     """A dataset id as the status line shows it: at the commit read once loaded, else as given."""
     dataset = parse_id(key_of(source))
     loaded = _STATE.get(key_of(source), ("", ""))[0]
-    return loaded or dataset.spec
+    revision = dataset.revision or ""
+    return loaded or (f"{dataset.repo_id}@{revision[:7]}" if re.fullmatch(r"[0-9a-f]{40}", revision) else dataset.spec)
 
 
 def note(source: str) -> str:
