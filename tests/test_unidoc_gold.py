@@ -194,6 +194,16 @@ def _bad_golds(by_domain, tmp_path: Path) -> list[tuple[Path, str]]:
             "image_plus_text_as_answer, text_plus_image, table_required)",
         )
     )
+    garbage = unidocdata.write(
+        tmp_path / "garbage", {**unidocdata.domain_splits(by_domain), "data/crm-00000-of-00001.parquet": b"{}"}
+    )
+    out.append(
+        (
+            garbage,
+            "data/crm-00000-of-00001.parquet: cannot be read as parquet (Parquet file size is 2 bytes, smaller than the "
+            "minimum file footer (8 bytes))",
+        )
+    )
     empty = tmp_path / "empty"
     empty.mkdir()
     out.append(

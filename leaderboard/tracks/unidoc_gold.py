@@ -294,27 +294,36 @@ def content_sha(form: str, questions: list[Question]) -> str:
 
 def read_parquet_files(files: list[Path], root: Path, source: str) -> GoldRead:
     """Local parquet files: the split of `<split>-00000-of-00001.parquet` is `<split>`, shards in name order."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     splits: dict[str, dict[str, list]] = {}
-    names: dict[str, str] = {}
+    names: dict[str, list[str]] = {}
     for path in sorted(files, key=lambda p: p.name):
         name = path.relative_to(root).as_posix() if path != root else path.name
         split = _SHARD.match(path.name[: -len(".parquet")])["split"]
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise GoldShapeError(f"{name}: larger than {MAX_FILE_BYTES:,} bytes")
-            table = pq.read_table(path)
-        except OSError as exc:  # pyarrow's ArrowInvalid (not parquet) is an OSError subclass too
-            raise GoldShapeError(f"{name}: cannot be read as parquet ({_short(exc)})") from None
-        names.setdefault(split, name)
+            size = path.stat().st_size
+            table = pq.read_table(path) if size <= MAX_FILE_BYTES else None
+        except (OSError, pa.ArrowException) as exc:
+            reason = (str(exc).splitlines() or [""])[0].split("': ")[-1]  # pyarrow's words, without the server's path
+            raise GoldShapeError(f"{name}: cannot be read as parquet ({reason[:200] or type(exc).__name__})") from None
+        if table is None:
+            raise GoldShapeError(f"{name}: larger than {MAX_FILE_BYTES:,} bytes")
+        names.setdefault(split, []).append(name)
         part = table.to_pydict()
         known = splits.setdefault(split, {c: [] for c in part})
         if set(known) != set(part):
-            raise GoldShapeError(f"{name}: columns differ from {names[split]}'s")
+            raise GoldShapeError(f"{name}: columns differ from {names[split][0]}'s")
         for c, values in part.items():
             known[c] += values
-    where = (lambda split: names[split] if split else root.name) if root.is_dir() else (lambda split: root.name)
+
+    def where(split: str | None) -> str:  # a row number counts across the shards of its split
+        if split is None:
+            return root.name
+        shards = names[split]
+        return shards[0] if len(shards) == 1 else f"split {split} ({', '.join(shards)})"
+
     questions = questions_from_splits(splits, where)
     return GoldRead(questions, content_sha("parquet", questions), "parquet", source)
 
