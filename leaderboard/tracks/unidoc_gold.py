@@ -368,7 +368,10 @@ def read_hub(dataset: HubDataset) -> GoldRead:
     commit, files = listing
     if any(f.endswith(".parquet") for f in files):
         return _read_hub_parquet(dataset, commit)
-    wanted = {d: _pick(files, f"{d}.json") for d in DOMAINS}
+    try:
+        wanted = {d: _pick(files, f"{d}.json") for d in DOMAINS}
+    except GoldShapeError as exc:
+        raise GoldShapeError(f"{dataset.repo_id}@{commit[:7]}: {exc}") from None
     absent = [d for d, f in wanted.items() if f is None]
     if absent:
         raise GoldShapeError(
