@@ -39,6 +39,7 @@ from .base import (
 )
 from .unidoc_gold import ANSWER_TYPE_NAME, DOMAINS, QUESTION_TYPE_GROUP, Question, context_of, flatten_answer
 
+# The gold's published names stay importable from here (the demo generator and tests read them from the track).
 __all__ = ["ANSWER_TYPE_NAME", "DOMAINS", "QUESTION_TYPE_GROUP", "Question", "UnidocTrack", "context_of", "flatten_answer"]
 
 QUESTION_TYPES = ("factual_retrieval", "comparison", "summarization", "logical_reasoning")
