@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -89,17 +90,22 @@ def test_local_parquet_in_both_layouts_agrees_with_the_json_form(by_domain, tmp_
     gold = UNIDOC.load_gold(unidocdata.write(tmp_path, files))
     json_gold = UNIDOC.load_gold(unidocdata.json_gold())
     assert gold.form == "parquet" and not any(q.evidence_facts for q in gold.questions)
-    n = sum(len(r) for r in by_domain.values()) if layout == "single_split" else None
-    assert n is None or len(gold.questions) == n
+    if layout == "single_split":
+        assert len(gold.questions) == sum(len(r) for r in by_domain.values())
     # every question of the parquet form is a question of the JSON form, with the same pages and answer
+    # (matched by text; a text asked twice in the JSON form, as in the demo gold, is not matched)
+    texts = Counter(" ".join(q.question.split()) for q in json_gold.questions)
+    twice = sum(texts[" ".join(q.question.split())] > 1 for q in gold.questions)
+    n = len(gold.questions)
     assert agreement(gold.questions, json_gold.questions) == {
-        "questions": len(gold.questions),
-        "matched": len(gold.questions),
-        "same_pages": len(gold.questions),
-        "ambiguous": 0,
+        "questions": n,
+        "matched": n - twice,
+        "same_pages": n - twice,
+        "ambiguous": twice,
     }
-    by_text = {q.question: q for q in json_gold.questions}
-    assert all(by_text[q.question].answer == q.answer for q in gold.questions)  # JSON-object answers flattened alike
+    assert twice == 0 or not unidocdata.REAL.exists()  # the real questions are all distinct
+    by_text = {q.question: q for q in json_gold.questions if texts[" ".join(q.question.split())] == 1}
+    assert all(by_text[q.question].answer == q.answer for q in gold.questions if q.question in by_text)
     assert all(sorted(q.contexts) == [(d, p, p) for d, p in q.pages] for q in gold.questions)  # a page each
     # ids: the position among the rows of the domain, in split order
     rows = [json.loads(json.dumps(r)) for r in _rows_in_file_order(files)]

@@ -188,4 +188,4 @@ def test_offline_a_pinned_commit_is_the_one_read_or_a_clear_error(hub, tmp_path)
         "label": f"{REPO}@{hub.first[:7]} (cannot be read: {REPO}: commit {hub.first[:7]} is not cached for offline use)",
     }
     assert pinned_current["questions"] == current["questions"] and pinned_current["commit"] == head
-    assert len(earlier["questions"]) != len(current["questions"])
+    assert earlier["questions"] != current["questions"]  # the two commits number their questions differently
