@@ -182,7 +182,10 @@ def test_offline_a_pinned_commit_is_the_one_read_or_a_clear_error(hub, tmp_path)
     earlier, current = load_in_child(hub, tmp_path, f"{REPO}@{hub.first}", REPO)
     head = hub.head(REPO)
     hub.down()
-    pinned_earlier, pinned_current = load_in_child(hub, tmp_path, f"{REPO}@{hub.first}", f"{REPO}@{head}", offline=True)
+    pinned_earlier, pinned_current, never = load_in_child(
+        hub, tmp_path, f"{REPO}@{hub.first}", f"{REPO}@{head}", "org/never-fetched", offline=True
+    )
+    assert never["error"] == "org/never-fetched: not cached for offline use (HF_HUB_OFFLINE is set)"
     assert pinned_earlier == {
         "error": f"{REPO}: commit {hub.first[:7]} is not cached for offline use",
         "label": f"{REPO}@{hub.first[:7]} (cannot be read: {REPO}: commit {hub.first[:7]} is not cached for offline use)",

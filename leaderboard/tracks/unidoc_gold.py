@@ -423,9 +423,11 @@ def _read_hub_parquet(dataset: HubDataset, commit: str) -> GoldRead:
     datasets.logging.set_verbosity_error()
     try:
         loaded = datasets.load_dataset(dataset.repo_id, revision=commit or dataset.revision)
-    except DatasetNotFoundError:
-        raise HubGoldError(f"{dataset.repo_id}: no such dataset on the Hub (or it is not cached for offline use)") from None
-    except ConnectionError as exc:
+    except (DatasetNotFoundError, ConnectionError) as exc:
+        if not listed:  # offline: nothing cached
+            raise HubGoldError(f"{dataset.repo_id}: not cached for offline use (HF_HUB_OFFLINE is set)") from None
+        if isinstance(exc, DatasetNotFoundError):
+            raise HubGoldError(f"{dataset.repo_id}: no such dataset on the Hub") from None
         raise HubGoldError(f"{dataset.repo_id}: the Hub cannot be reached ({_short(exc)})") from None
     except Exception as exc:  # anything else `datasets` raises about this repo
         raise GoldShapeError(f"{name}: cannot be read as a parquet dataset ({_short(exc)})") from None
