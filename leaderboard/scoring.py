@@ -662,8 +662,16 @@ class Rescorer:
     @property
     def gold_shas(self) -> dict[str, str]:
         if self._gold_shas is None:
-            self._gold_shas = {name: t.load_gold(self.gold_sources.get(name)).sha256 for name, t in TRACKS.items()}
+            self._gold_shas = {name: self._gold_sha(t) for name, t in TRACKS.items()}
         return self._gold_shas
+
+    def _gold_sha(self, track) -> str:
+        """The gold's hash; "" when it cannot be read (no cached result matches it): then that track's files
+        fail as they are scored, with its reason on the status line, and the other tracks stand."""
+        try:
+            return track.load_gold(self.gold_sources.get(track.name)).sha256
+        except (ValueError, OSError):
+            return ""
 
     def cached(self, sha256: str, judge=None) -> Scored | None:
         """The cached result for this content hash, without reading the submission file."""

@@ -365,6 +365,11 @@ class Track(ABC):
         """What the status line calls a gold given as a dataset id (not a local path); no network."""
         return source[:80]
 
+    def gold_note(self, source: str) -> str:
+        """What the status line adds after a gold's name once it was read (its form, or why it cannot be read);
+        "" when there is nothing to add. Never loads anything."""
+        return ""
+
     @abstractmethod
     def read_gold(self, path: Path) -> Gold: ...
 

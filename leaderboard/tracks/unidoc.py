@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, repeat
@@ -19,6 +17,7 @@ from ..metrics.judged import judged_units
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import summarise
+from . import unidoc_gold
 from .base import (
     MAX_ANSWER,
     MAX_ID,
@@ -36,57 +35,30 @@ from .base import (
     canonical_json,
     category_codes,
     fingerprint_of,
-    hash_files,
     prediction_records,
     too_long,
 )
+from .unidoc_gold import ANSWER_TYPE_NAME, DOMAINS, QUESTION_TYPE_GROUP, Question, context_of, flatten_answer
 
-DOMAINS = ("commerce_manufacturing", "construction", "crm", "education", "energy", "finance", "healthcare", "legal")
+# The gold's published names stay importable from here (the demo generator and tests read them from the track).
+__all__ = ["ANSWER_TYPE_NAME", "DOMAINS", "QUESTION_TYPE_GROUP", "Question", "UnidocTrack", "context_of", "flatten_answer"]
+
 QUESTION_TYPES = ("factual_retrieval", "comparison", "summarization", "logical_reasoning")
 ANSWER_TYPES = ("text_only", "image_only", "text_plus_image", "table_required")
 PARADIGMS = ("text", "image", "mm-joint", "mm-fusion", "other")
-# Published names folded into the paper's four groups.
-QUESTION_TYPE_GROUP = {
-    "factual_retrieval": "factual_retrieval",
-    "comparison": "comparison",
-    "temporal_comparison": "comparison",
-    "comparative_analysis": "comparison",
-    "summarization": "summarization",
-    "causal_reasoning": "logical_reasoning",
-    "logical_reasoning": "logical_reasoning",
-}
-ANSWER_TYPE_NAME = {
-    "text_only": "text_only",
-    "image_only": "image_only",
-    "image_plus_text_as_answer": "text_plus_image",
-    "text_plus_image": "text_plus_image",
-    "table_required": "table_required",
-}
 K = 10
 MAX_PAGE = 1_000_000  # beyond any real document; keeps page numbers inside int64 arithmetic
 _FIRST = itemgetter(0)
 _ID, _RETRIEVED, _ANSWER = attrgetter("id"), attrgetter("retrieved"), attrgetter("answer")
 _DOC, _PAGES, _MODALITY = attrgetter("doc"), attrgetter("pages"), attrgetter("modality")
-_TEXT_SOURCE = re.compile(r"(?:^|/)([^/]+)_id_\d+_pg(\d+)(?:_pg(\d+))?\.txt$")
-_FIGURE_SOURCE = re.compile(r"(?:^|/)([^/]+)/(?:figure|table)-(\d+)-\d+\.\w+$")
-
-
-@dataclass
-class Question:
-    qid: str
-    domain: str
-    question: str
-    answer: str
-    question_type: str
-    answer_type: str
-    contexts: list[tuple[str, int, int]]  # distinct (doc, first page, last page)
-    evidence_facts: list[str]
 
 
 @dataclass
 class UnidocGold(Gold):
     questions: list[Question]
     index: dict[str, int]
+    form: str = "json"  # the published form read: "json" (the repository's files) or "parquet" (the HF dataset)
+    commit: str = ""  # the Hub commit read; "" for local files
 
     @cached_property
     def doc_codes(self) -> dict[str, int]:
@@ -133,44 +105,6 @@ class UnidocRun:
     columns: tuple | None = None  # (docs, starts, ends, list lengths) of all candidates, for scoring
     repeats: dict[int, list[bool]] | None = None  # per list with a repeat among its first K: which are repeats
     ids: list[str] | None = None  # question id of each answered question, aligned with rows
-
-
-def flatten_answer(value) -> str:
-    """Two published answers are JSON objects: one "key: value" line per leaf."""
-    if isinstance(value, str):
-        return value
-    lines: list[str] = []
-
-    def walk(node, prefix: str) -> None:
-        if isinstance(node, dict):
-            for k, v in node.items():
-                walk(v, f"{prefix}.{k}" if prefix else str(k))
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                walk(v, f"{prefix}[{i}]")
-        else:
-            lines.append(f"{prefix}: {node}")
-
-    walk(value, "")
-    return "\n".join(lines)
-
-
-def context_of(source: str) -> tuple[str, int, int]:
-    """(doc, first page, last page) from an evidence item's source path."""
-    m = _TEXT_SOURCE.search(source)
-    if m:
-        first = int(m.group(2))
-        return m.group(1), first, int(m.group(3) or first)
-    m = _FIGURE_SOURCE.search(source)
-    if m:
-        page = int(m.group(2))
-        return m.group(1), page, page
-    raise ValueError(f"unrecognised evidence source path: {source}")
-
-
-def _source(item: dict) -> str:
-    meta = item.get("metadata")
-    return meta["source"] if isinstance(meta, dict) else meta
 
 
 _Page = Annotated[int, msgspec.Meta(ge=1)]
@@ -307,39 +241,34 @@ class UnidocTrack(Track):
         """Only a submission with answers has anything to judge (a retrieval-only run has none)."""
         return summary.get("extra", {}).get("answered", 0) > 0
 
-    gold_patterns = tuple(f"**{d}.json" for d in DOMAINS) + tuple(f"{d}.json" for d in DOMAINS)
-
     # ---- gold ---------------------------------------------------------------------
+    def load_gold(self, source: str | Path | None = None) -> UnidocGold:
+        """Either published form, from a local path or a Hub dataset id; what was read (or why it could not be)
+        is kept for the status line."""
+        try:
+            dataset = unidoc_gold.hub_dataset(source)
+            if dataset is None:
+                gold = super().load_gold(source)
+            else:  # once per process: the gold is fixed at the commit read
+                if dataset not in _HUB_GOLD:
+                    _HUB_GOLD[dataset] = _gold_of(unidoc_gold.read_hub(dataset))
+                gold = _HUB_GOLD[dataset]
+        except (ValueError, OSError) as exc:
+            if source is not None:
+                unidoc_gold.remember(source, error=exc)
+            raise
+        if source is not None:
+            unidoc_gold.remember(source, gold)
+        return gold
+
     def read_gold(self, path: Path) -> UnidocGold:
-        files = {d: _find(path, f"{d}.json") for d in DOMAINS}
-        absent = [d for d, f in files.items() if f is None]
-        if absent:
-            raise FileNotFoundError(f"unidoc gold at {path} lacks the domain files: {', '.join(absent)}")
-        questions: list[Question] = []
-        for domain, file in files.items():
-            for i, q in enumerate(json.loads(file.read_text(encoding="utf-8"))):
-                qid = f"{domain}-{i:04d}"
-                used = [item for item in q["chunk_used"].values() if item.get("used")]
-                contexts = list(dict.fromkeys(context_of(_source(item)) for item in used))
-                facts = [f for item in used for f in item.get("facts", [])]
-                questions.append(
-                    Question(
-                        qid=qid,
-                        domain=domain,
-                        question=q["rewritten_question_obscured"],
-                        answer=flatten_answer(q["complete_answer"]),
-                        question_type=QUESTION_TYPE_GROUP[q["question_type"]],
-                        answer_type=ANSWER_TYPE_NAME[q["answer_type"]],
-                        contexts=contexts,
-                        evidence_facts=facts,
-                    )
-                )
-        return UnidocGold(
-            source=str(path),
-            sha256=hash_files(list(files.values())),
-            questions=questions,
-            index={q.qid: i for i, q in enumerate(questions)},
-        )
+        return _gold_of(unidoc_gold.read_local(path))
+
+    def gold_label(self, source: str) -> str:
+        return unidoc_gold.label(source)
+
+    def gold_note(self, source: str) -> str:
+        return unidoc_gold.note(source)
 
     def gold_units(self, gold: UnidocGold) -> int:
         return len(gold.questions)
@@ -561,6 +490,21 @@ class UnidocTrack(Track):
         return gold.unit_index
 
 
+_HUB_GOLD: dict = {}  # HubDataset -> UnidocGold
+
+
+def _gold_of(read: unidoc_gold.GoldRead) -> UnidocGold:
+    qs = read.questions
+    return UnidocGold(
+        source=read.source,
+        sha256=read.sha256,
+        questions=qs,
+        index={q.qid: i for i, q in enumerate(qs)},
+        form=read.form,
+        commit=read.commit,
+    )
+
+
 # The paper's extra columns, with no board equivalent: shown in the detail view under these labels.
 _REPORTED_EXTRA = {
     "completeness_top20": "Completeness at top-20 (Table 4)",
@@ -580,15 +524,6 @@ def _reported_split(figures: dict, where: str) -> tuple[dict, dict]:
         else:
             raise ValueError(f"{where}: unknown figure {key!r}")
     return shown, extra
-
-
-def _find(root: Path, name: str) -> Path | None:
-    if root.is_file():
-        root = root.parent
-    direct = root / name
-    if direct.is_file():
-        return direct
-    return next(iter(sorted(root.rglob(name))), None)
 
 
 def _candidate(c) -> tuple | str:
