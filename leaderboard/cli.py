@@ -174,6 +174,7 @@ def _print_result(result: dict, args, checked) -> None:
         for dev in out["deviations"]:
             effect = ", ".join(f"{k} {v:+.3f}" for k, v in dev["effect"].items() if v is not None)
             print(f"    {dev['name']:<24} {effect}")
+    sys.stdout.flush()  # the notes follow the numbers they are about
     for note in out.get("notes", []):
         print(f"note: {note}", file=sys.stderr)
     for c in track.extra_columns:  # reported beside the metrics (vdr coverage, futurepedia VAR)
