@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
@@ -184,6 +184,8 @@ class UnidocRun:
     columns: tuple | None = None
     repeats: dict[int, list[bool]] | None = None  # per list with a repeat among its first K: which are repeats
     ids: list[str] | None = None  # question id of each answered question, aligned with rows
+    # What every protocol's scoring shares, computed once per gold (both protocols and each deviation's step)
+    flat: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def flatten_answer(value) -> str:
@@ -583,9 +585,12 @@ class UnidocTrack(Track):
         if cols is None:
             return None
         candidates, columns = cols
-        with_ids = columns[4] is not None
-        if any(_repeats(c[:K], with_ids) is not None for c in candidates):
-            return None  # a repeat is worth a warning with its line: the generic path gives it
+        # a repeat is worth a warning with its line: the generic path gives it
+        if columns[4] is None:  # without ids the same candidate is the same tuple
+            if any(len(set(c[:K])) < len(c[:K]) for c in candidates):
+                return None
+        elif any(_repeats(c[:K], True) is not None for c in candidates):
+            return None
         return UnidocRun(rows, candidates, dict(zip(rows, map(_ANSWER, records))), columns, {}, ids)
 
     def fingerprint(self, run: UnidocRun) -> str:
@@ -795,21 +800,16 @@ def _precision_recall(run: UnidocRun, gold: UnidocGold, fixes: frozenset[str]) -
     script's), all questions in one pass; NaN where the protocol leaves a question out; and notes."""
     n = len(gold.questions)
     docs, starts, ends, lens, cids = run.columns
-    lens = np.asarray(lens, dtype=np.int64)
-    rows = np.asarray(run.rows, dtype=np.int64)
-    top = np.minimum(lens, K)
-    # position of each candidate in its list: only the first K count
-    offsets = np.repeat(np.cumsum(lens) - lens, lens)
-    keep = (np.arange(len(docs)) - offsets) < K
-    cand_q = np.repeat(rows, lens)[keep]
+    lens, rows, top, keep, cand_q, cand_doc = _flat(run, gold)
     notes: list[str] = []
     if "doc-ids-as-published" in fixes:
         gdoc, gpage, ngold = gold.page_arrays
-        cand_docs, cand_start, cand_end = docs, starts, ends
+        cand_start, cand_end = starts, ends
     else:
         gdoc, gpage, ngold = gold.script_page_arrays
         cand_docs, cand_start, cand_end = _as_script_reads(docs, starts, ends, cids, keep, notes)
-    cand_doc = np.fromiter(map(gold.doc_codes.get, cand_docs, repeat(-1)), dtype=np.int64, count=len(cand_docs))[keep]
+        if cand_docs is not docs:
+            cand_doc = _codes(gold, cand_docs)[keep]
     miss = np.zeros(len(cand_q), dtype=bool)
     if run.repeats and "repeats-count-once" in fixes:
         first = np.cumsum(top) - top
@@ -839,6 +839,26 @@ def _precision_recall(run: UnidocRun, gold: UnidocGold, fixes: frozenset[str]) -
             "(the script joins a two-item list into one, expecting the [texts, images] pair of a fusion system)"
         )
     return precision, recall, notes
+
+
+def _flat(run: UnidocRun, gold: UnidocGold) -> tuple:
+    """(list lengths, gold rows, candidates counted per list, which candidates count, the question row and doc
+    code of each counted one), computed once per run and gold."""
+    key = (gold.sha256, id(gold))
+    if key not in run.flat:
+        docs, _, _, lens, _ = run.columns
+        lens = np.asarray(lens, dtype=np.int64)
+        rows = np.asarray(run.rows, dtype=np.int64)
+        # position of each candidate in its list: only the first K count
+        offsets = np.repeat(np.cumsum(lens) - lens, lens)
+        keep = (np.arange(len(docs)) - offsets) < K
+        run.flat.clear()
+        run.flat[key] = (lens, rows, np.minimum(lens, K), keep, np.repeat(rows, lens)[keep], _codes(gold, docs)[keep])
+    return run.flat[key]
+
+
+def _codes(gold: UnidocGold, docs: list[str]) -> np.ndarray:
+    return np.fromiter(map(gold.doc_codes.get, docs, repeat(-1)), dtype=np.int64, count=len(docs))
 
 
 _SCRIPT_NAME = (".txt", ".jpg", ".jpeg", ".png")
