@@ -34,6 +34,8 @@ from leaderboard.scoring import check, content_hash, gc_paused, score_checked
 from leaderboard.submission import parse_envelope, read_bytes
 from leaderboard.tracks import TRACKS
 
+CLOCK = time.perf_counter  # --cpu: process CPU time, steadier than wall time on a shared machine
+
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -61,40 +63,40 @@ def bench_track(track: str, n: int, workdir: Path) -> float:
     for p in paths:
         best_parse = best_nogc = best_score = best_stdlib = best_both = best_devs = float("inf")
         for _ in range(3):
-            t = time.perf_counter()
+            t = CLOCK()
             data = p.read_bytes()
             env = parse_envelope(data, p.name)
-            best_parse = min(best_parse, time.perf_counter() - t)
+            best_parse = min(best_parse, CLOCK() - t)
             units += len(env.records) if _ == 0 else 0
             del env
             with gc_paused():  # the same parse with the collector paused, as the pipeline runs
-                t = time.perf_counter()
+                t = CLOCK()
                 env = parse_envelope(p.read_bytes(), p.name)
-                best_nogc = min(best_nogc, time.perf_counter() - t)
+                best_nogc = min(best_nogc, CLOCK() - t)
                 del env
-            t = time.perf_counter()
+            t = CLOCK()
             data = p.read_bytes()
             checked = check(data, p.name, {track: gold})
             result = score_checked(checked, content_hash(data))
-            best_score = min(best_score, time.perf_counter() - t)
+            best_score = min(best_score, CLOCK() - t)
             assert result.summary["status"] == "scored", result.summary["errors"][:3]
-            t = time.perf_counter()
+            t = CLOCK()
             _stdlib_json(p.read_bytes(), p.name)
-            best_stdlib = min(best_stdlib, time.perf_counter() - t)
-            t = time.perf_counter()
+            best_stdlib = min(best_stdlib, CLOCK() - t)
+            t = CLOCK()
             data = p.read_bytes()
             checked = check(data, p.name, {track: gold})
             summary = score_checked(checked, content_hash(data)).summary
             with gc_paused():
                 protocols.official_scores(checked.track, checked.parsed, checked.gold, summary)
-            best_both = min(best_both, time.perf_counter() - t)
-            t = time.perf_counter()
+            best_both = min(best_both, CLOCK() - t)
+            t = CLOCK()
             data = p.read_bytes()
             checked = check(data, p.name, {track: gold})
             summary = score_checked(checked, content_hash(data)).summary
             with gc_paused():
                 protocols.official_report(checked.track, checked.parsed, checked.gold, summary)
-            best_devs = min(best_devs, time.perf_counter() - t)
+            best_devs = min(best_devs, CLOCK() - t)
         parse += best_parse
         parse_nogc += best_nogc
         score += best_score
@@ -125,7 +127,11 @@ def main() -> None:
     ap.add_argument("--unidoc", type=int, default=50)
     ap.add_argument("--futurepedia", type=int, default=20)
     ap.add_argument("--vdr", type=int, default=20)
+    ap.add_argument("--cpu", action="store_true", help="time with process CPU time instead of wall time")
     args = ap.parse_args()
+    global CLOCK
+    if args.cpu:
+        CLOCK = time.process_time
     with tempfile.TemporaryDirectory() as tmp:
         ratios = {}
         for track, n in (("unidoc", args.unidoc), ("futurepedia", args.futurepedia), ("vdr", args.vdr)):
