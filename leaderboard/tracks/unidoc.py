@@ -257,8 +257,9 @@ DEVIATIONS = (
         "reads a gold text chunk's doc id as an integer (leading zeros dropped) while image doc ids and candidates' "
         "doc ids stay strings; reads each candidate from its file name",
         "compares doc ids exactly as published, and a candidate by its doc and pages",
-        "no text candidate can ever match in the 125 documents whose ids start with 0 (142 questions of the "
-        "repository's files); names the script cannot parse (figure paths, page images `<doc>_page_<n>.png`) stop it",
+        "a text candidate can never match a gold text chunk of the 125 documents whose ids start with 0 (142 "
+        "questions of the repository's files); names the script cannot parse (figure paths, page images "
+        "`<doc>_page_<n>.png`) stop it",
     ),
     Deviation(
         "repeats-count-once",
