@@ -37,7 +37,7 @@ from .tracks import TRACKS, Track
 
 # Bump whenever a metric definition, a validation rule or the result layout
 # changes: every cached result is then recomputed.
-METRIC_VERSION = "3"
+METRIC_VERSION = "4"
 _VERSION_TAG = f"v{METRIC_VERSION}"  # as it stands in a results-cache key
 NO_JUDGE = "none"
 

@@ -70,6 +70,9 @@ class Question:
     contexts: list[tuple[str, int, int]]  # distinct (doc, first page, last page) of the used evidence
     evidence_facts: list[str]  # empty in the parquet form
     pages: tuple[tuple[str, int], ...]  # gold pages: distinct (doc, page), sorted
+    # The used evidence items' published source paths (the JSON form; empty in the parquet form): the official
+    # protocol reads its gold pages from them as the benchmark's script does.
+    used_sources: tuple[str, ...] = ()
 
 
 @dataclass
@@ -153,6 +156,7 @@ def _json_question(name: str, i: int, q, domain: str) -> Question:
         raise GoldShapeError(f"{where}: chunk_used: expected an object of evidence items, got {type(items).__name__}")
     contexts: dict[tuple[str, int, int], None] = {}
     facts: list[str] = []
+    sources: list[str] = []
     for key, item in items.items():
         if not isinstance(item, dict) or not item.get("used"):
             continue
@@ -164,6 +168,7 @@ def _json_question(name: str, i: int, q, domain: str) -> Question:
             contexts[context_of(source)] = None
         except ValueError as exc:
             raise GoldShapeError(f"{where}: chunk_used.{key}: {exc}") from None
+        sources.append(source)
         item_facts = item.get("facts", [])
         if not isinstance(item_facts, list) or not all(isinstance(f, str) for f in item_facts):
             raise GoldShapeError(f"{where}: chunk_used.{key}.facts: expected a list of strings")
@@ -180,6 +185,7 @@ def _json_question(name: str, i: int, q, domain: str) -> Question:
         contexts=list(contexts),
         evidence_facts=facts,
         pages=_pages(contexts),
+        used_sources=tuple(sources),
     )
 
 
