@@ -159,7 +159,7 @@ def score_official(parsed: dict, gold, fixes: frozenset[str]) -> Scores:
         missing += len(keys) - len(preds)
         if task == "selection":
             cells, scored = _selection(preds, gold, rows, options)
-            n += scored
+            n += len(keys) if options.count_missing else scored  # as the board's n, which counts them in the entropy
             if cells:
                 breakdowns["doc_language"] = cells
             continue
