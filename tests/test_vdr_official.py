@@ -54,8 +54,8 @@ def _runs():
     """Every demo run, and each full one with its first dataset's rankings left out (a partial run)."""
     out = []
     for path in sorted(DEMO.iterdir()):
-        data = read_file(path)  # decompressed
-        out.append((path.name, path.name.removesuffix(".gz"), data))
+        data = read_file(path)
+        out.append((path.name, path.name, data))
         env = parse_envelope(data, path.name)
         datasets = sorted({r["dataset"] for r in env.records})
         if len(datasets) == len(_qrels()):
