@@ -47,9 +47,12 @@ class Recipe:
     short_rule: bool  # short-answers-score: a gold under 3 characters scores 1 when it occurs
 
 
+_REFUSAL = re.compile("|".join(map(re.escape, REFUSALS)))  # one scan instead of ten
+
+
 def refused(prediction: str) -> bool:
     """Whether the scripts read `prediction` as a refusal."""
-    return any(phrase in prediction for phrase in REFUSALS)
+    return _REFUSAL.search(prediction) is not None
 
 
 def _single_token(text: str) -> bool:
@@ -73,6 +76,19 @@ def script_normalise(text: str) -> str:
 def prediction_text(prediction: str, recipe: Recipe) -> str:
     """The prediction as the recipe compares it (the script lowercases it before normalising)."""
     return normalise(prediction) if recipe.board_normalisation else script_normalise(prediction.lower())
+
+
+def script_normalise_many(texts: list[str]) -> list[str]:
+    """[script_normalise(t) for t in texts], with the punctuation removal and NFKD each run once over the
+    texts joined by NUL (neither touches NUL nor reaches across it: NUL is not punctuation and is a starter
+    that composes with nothing); a text holding NUL itself takes the one-by-one path."""
+    joined = "\0".join(texts)
+    if joined.count("\0") != len(texts) - 1:
+        return [script_normalise(t) for t in texts]
+    stripped = (s.replace("  ", " ").strip() for s in _ASCII_PUNCTUATION.sub("", joined).split("\0"))
+    texts = [s if _single_token(s) else t for t, s in zip(texts, stripped)]
+    decomposed = unicodedata.normalize("NFKD", "\0".join(texts)).split("\0")
+    return [(s if _single_token(s) else t).lower().strip() for t, s in zip(texts, decomposed)]
 
 
 def split_answer(answer, recipe: Recipe, *, split: bool) -> list[str]:

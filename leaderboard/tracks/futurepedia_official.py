@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics import ngram_kernel
-from ..metrics.nale import REFUSALS, Recipe, part_row, prediction_text, refused, split_answer
+from ..metrics.nale import REFUSALS, Recipe, part_row, refused, script_normalise_many, split_answer
 from ..metrics.stats import BootstrapPlan
 from .base import Scores
 from .futurepedia import FIXES, LANGS, PAIRS
@@ -38,7 +38,11 @@ class PartRows:
     size: np.ndarray  # per row: the denominator of its recall
     ori_first: np.ndarray  # [record position, language code]: the first row of its answer's parts
     ori_count: np.ndarray  # ... and how many parts
-    new: dict[tuple[int, str], tuple[tuple[int, int], ...]]  # (record id, doc language) -> per answer language
+    # [record position, document language code, j]: the j-th answer language's replaced answer, in the gold's
+    # order (count 0 past the last); new_answers[record position, document language code]: how many there are
+    new_first: np.ndarray
+    new_count: np.ndarray
+    new_answers: np.ndarray
 
 
 def part_rows(gold, recipe: Recipe) -> PartRows:
@@ -47,7 +51,9 @@ def part_rows(gold, recipe: Recipe) -> PartRows:
         rows, sizes = [], []
         first = np.zeros((len(gold.records), len(LANGS)), dtype=np.int64)
         count = np.zeros_like(first)
-        new: dict = {}
+        new_first = np.zeros((len(gold.records), len(LANGS), len(LANGS)), dtype=np.int64)
+        new_count = np.zeros_like(new_first)
+        new_answers = np.zeros_like(first)
 
         def add(parts) -> tuple[int, int]:
             start = len(rows)
@@ -61,8 +67,19 @@ def part_rows(gold, recipe: Recipe) -> PartRows:
             for q, answer in r.raw_ori.items():
                 first[i, LANG_POS[q]], count[i, LANG_POS[q]] = add(split_answer(answer, recipe, split=True))
             for d, by_lang in r.raw_new.items():
-                new[r.id, d] = tuple(add(split_answer(a, recipe, split=False)) for a in by_lang.values())
-        cache[recipe] = PartRows(ngram_kernel.NeedleRows(rows), np.array(sizes, dtype=np.float64), first, count, new)
+                c = LANG_POS[d]
+                new_answers[i, c] = len(by_lang)
+                for j, answer in enumerate(by_lang.values()):
+                    new_first[i, c, j], new_count[i, c, j] = add(split_answer(answer, recipe, split=False))
+        cache[recipe] = PartRows(
+            ngram_kernel.NeedleRows(rows),
+            np.array(sizes, dtype=np.float64),
+            first,
+            count,
+            new_first,
+            new_count,
+            new_answers,
+        )
     return cache[recipe]
 
 
@@ -105,35 +122,10 @@ class _Options:
         )
 
 
-class _Pairs:
-    """(prediction, part row) pairs built unit by unit, then scored in one kernel call."""
-
-    def __init__(self):
-        self.pred: list[int] = []
-        self.row: list[int] = []
-        self.group: list[int] = []  # what the pair's recall adds to (a unit, or a unit's document language)
-        self.slot: list[int] = []  # an index inside the group: the part's position, or the answer language
-        self.position: list[int] = []
-
-    def add(self, pred: int, first: int, count: int, group: int, slot: int = 0) -> None:
-        self.pred.extend([pred] * count)
-        self.row.extend(range(first, first + count))
-        self.group.extend([group] * count)
-        self.slot.extend([slot] * count)
-        self.position.extend(range(count))
-
-    def recall(self, rows: PartRows, predictions) -> np.ndarray:
-        found = ngram_kernel.recall_pairs(rows.needles, predictions, self.pred, self.row)
-        return found / rows.size[np.asarray(self.row, dtype=np.int64)] if len(found) else found
-
-    def arrays(self):
-        return (np.asarray(x, dtype=np.int64) for x in (self.group, self.slot, self.position))
-
-
 def _predictions(texts: list[str], recipe: Recipe):
     if recipe.board_normalisation:
         return ngram_kernel.normalised_points(texts)
-    return ngram_kernel.text_points([prediction_text(t, recipe) for t in texts])
+    return ngram_kernel.text_points(script_normalise_many([t.lower() for t in texts]))
 
 
 def _aligned_max(groups: int, width: int, group, position, recall, keep=None) -> np.ndarray:
@@ -312,45 +304,35 @@ def _selection(preds: dict, gold, rows: PartRows, options: _Options) -> tuple[di
     it); a unit without a record names no document language, so it has no place in these means."""
     items = list(preds.items())
     if not options.refusals_are_text:
-        items = [(u, (p, docs)) for u, (p, docs) in items if not refused(p)]
-    pairs = _Pairs()
-    group_lang: list[str] = []
-    first_parts: list[int] = []
-    answers: list[int] = []
-    for k, ((rid, _q), (_pred, docs)) in enumerate(items):
-        for d in docs:
-            g = len(group_lang)
-            group_lang.append(d)
-            by_lang = rows.new.get((rid, d), ())
-            answers.append(len(by_lang))
-            first_parts.append(by_lang[0][1] if by_lang else 1)
-            for a, (first, count) in enumerate(by_lang):
-                pairs.add(k, first, count, g, a)
-    if not group_lang:
-        return {}, len(items)
-    recall = pairs.recall(rows, _predictions([p for _, (p, _) in items], options.recipe))
-    group, slot, position = pairs.arrays()
-    groups = len(group_lang)
-    if options.per_unit:
-        width = max(answers) or 1
-        index = group * width + slot
-        sums = np.bincount(index, recall, minlength=groups * width)
-        parts = np.bincount(index, minlength=groups * width)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(parts > 0, sums / np.maximum(parts, 1), 0.0).reshape(groups, width)
-        num, den = means.max(axis=1), np.ones(groups)
-    else:
-        limit = np.asarray(first_parts, dtype=np.int64)
-        width = int(limit.max())
-        num = _aligned_max(groups, width, group, position, recall, keep=position < limit[group]).sum(axis=1)
+        refusal = _refusals([p for _, (p, _) in items])
+        items = [item for item, no in zip(items, refusal) if not no]
+    if not items:
+        return {}, 0
+    offered = np.fromiter((len(docs) for _, (_, docs) in items), dtype=np.int64, count=len(items))
+    unit = np.repeat(np.arange(len(items)), offered)  # per group = (unit, offered document language)
+    lang = np.fromiter((LANG_POS[d] for _, (_, docs) in items for d in docs), dtype=np.int64, count=len(unit))
+    record = np.fromiter((gold.index[rid] for (rid, _), _ in items), dtype=np.int64, count=len(items))[unit]
+    counts = rows.new_count[record, lang]  # (groups, answer languages)
+    cell, row, position = _expand(rows.new_first[record, lang].ravel(), counts.ravel())
+    group = cell // len(LANGS)
+    found = ngram_kernel.recall_pairs(rows.needles, _predictions([p for _, (p, _) in items], options.recipe), unit[group], row)
+    recall = found / rows.size[row]
+    groups = len(unit)
+    if options.per_unit:  # f(d): the best answer language's mean over its parts (0 without an answer)
+        sums = np.bincount(cell, recall, minlength=counts.size)
+        means = np.divide(sums, counts.ravel(), out=np.zeros(counts.size), where=counts.ravel() > 0)
+        num, den = means.reshape(counts.shape).max(axis=1), np.ones(groups)
+    else:  # position by position over the first answer language's parts; [0] without an answer
+        limit = np.where(rows.new_answers[record, lang] > 0, counts[:, 0], 1)
+        keep = position < limit[group]
+        num = _aligned_max(groups, int(limit.max()), group, position, recall, keep=keep).sum(axis=1)
         den = limit.astype(np.float64)
-    lang = np.array([LANG_POS[d] for d in group_lang], dtype=np.int64)
     total = np.bincount(lang, num, minlength=len(LANGS))
     weight = np.bincount(lang, den, minlength=len(LANGS))
-    offered = np.bincount(lang, minlength=len(LANGS))
+    offered_by = np.bincount(lang, minlength=len(LANGS))
     cells = {
-        d: {"selection_recall": float(total[j] / weight[j]) if weight[j] > 0 else None, "offered": int(offered[j])}
+        d: {"selection_recall": float(total[j] / weight[j]) if weight[j] > 0 else None, "offered": int(offered_by[j])}
         for j, d in enumerate(LANGS)
-        if offered[j]
+        if offered_by[j]
     }
     return cells, len(items)
