@@ -177,14 +177,14 @@ def test_stepwise_effects_add_up_to_board_minus_official(raw):
         assert sum(1 for e in effects if abs(e) > 1e-9) >= 4, (key, effects)  # the quirks above move most fixes
 
 
-def _one(raw, task: str, gid: int, q: str, prediction: str, d: str | None = None) -> dict:
+def _one(task: str, gid: int, q: str, prediction: str, d: str | None = None) -> dict:
     record = {"task": task, "id": gid, "query_lang": q, "prediction": prediction}
     if d:
         record["doc_lang"] = d
     return record
 
 
-def _mono(raw, records: list[dict], fixes=()) -> float:
+def _mono(records: list[dict], fixes=()) -> float:
     parsed, gold = _checked(records)
     return TRACK.score_with(parsed, gold, frozenset(fixes)).overall["monolingual"]
 
@@ -196,51 +196,51 @@ def _find(raw, q: str, test) -> dict:
 @pytest.mark.parametrize("phrase", ref.REFUSALS)
 def test_each_refusal_wording_scores_minus_one(raw, phrase):
     g = raw[0]
-    records = [_one(raw, "monolingual", g["id"], "en", f"{g['ori_ans']['en']}? {phrase}")]
-    assert _mono(raw, records) == -1.0
-    assert _mono(raw, records, ["refusals-are-text"]) == 1.0  # the answer is named: scored as text
+    records = [_one("monolingual", g["id"], "en", f"{g['ori_ans']['en']}? {phrase}")]
+    assert _mono(records) == -1.0
+    assert _mono(records, ["refusals-are-text"]) == 1.0  # the answer is named: scored as text
     capital = phrase[0].upper() + phrase[1:]
     if capital != phrase:  # the check is case-sensitive: a capital letter escapes it
-        assert _mono(raw, [_one(raw, "monolingual", g["id"], "en", capital)]) >= 0.0
+        assert _mono([_one("monolingual", g["id"], "en", capital)]) >= 0.0
 
 
 def test_short_answers_score_only_with_the_fix(raw):
     g = _find(raw, "zh", lambda a: a == "准将")
-    records = [_one(raw, "monolingual", g["id"], "zh", "他的军衔是准将。")]
-    assert _mono(raw, records) == 0.0
-    assert _mono(raw, records, ["short-answers-score"]) == 1.0
+    records = [_one("monolingual", g["id"], "zh", "他的军衔是准将。")]
+    assert _mono(records) == 0.0
+    assert _mono(records, ["short-answers-score"]) == 1.0
 
 
 def test_hangul_single_words_decompose_in_the_script(raw):
     g = _find(raw, "ko", lambda a: a == "리스본, 뉴올리언스, 멜버른")
-    records = [_one(raw, "monolingual", g["id"], "ko", g["ori_ans"]["ko"])]
-    assert _mono(raw, records) == 0.0  # each part one token: split into jamo; the sentence is not
-    assert _mono(raw, records, ["normalise-both-sides"]) == 1.0
-    alone = [_one(raw, "monolingual", g["id"], "ko", "리스본")]  # a one-token prediction is decomposed too
-    assert _mono(raw, alone) == pytest.approx(1 / 3)
+    records = [_one("monolingual", g["id"], "ko", g["ori_ans"]["ko"])]
+    assert _mono(records) == 0.0  # each part one token: split into jamo; the sentence is not
+    assert _mono(records, ["normalise-both-sides"]) == 1.0
+    alone = [_one("monolingual", g["id"], "ko", "리스본")]  # a one-token prediction is decomposed too
+    assert _mono(alone) == pytest.approx(1 / 3)
 
 
 def test_two_word_hangul_has_no_listed_3gram(raw):
     g = _find(raw, "ko", lambda a: a == "북극 뱀")
-    records = [_one(raw, "monolingual", g["id"], "ko", "북극 뱀")]
-    assert _mono(raw, records) == 0.0  # every 3-gram holds the space
-    assert _mono(raw, records, ["distinct-3grams"]) == 1.0
+    records = [_one("monolingual", g["id"], "ko", "북극 뱀")]
+    assert _mono(records) == 0.0  # every 3-gram holds the space
+    assert _mono(records, ["distinct-3grams"]) == 1.0
 
 
 def test_punctuation_is_removed_from_single_tokens_only(raw):
     g = _find(raw, "fr", lambda a: a == "Pays-Bas, Norvège")
-    records = [_one(raw, "monolingual", g["id"], "fr", "Pays-Bas, Norvège")]
+    records = [_one("monolingual", g["id"], "fr", "Pays-Bas, Norvège")]
     # gold "Pays-Bas" -> "paysbas" (one token), the prediction keeps its hyphen: 3 of 5 3-grams
-    assert _mono(raw, records) == pytest.approx((0.6 + 1.0) / 2)
-    assert _mono(raw, records, ["normalise-both-sides"]) == 1.0
+    assert _mono(records) == pytest.approx((0.6 + 1.0) / 2)
+    assert _mono(records, ["normalise-both-sides"]) == 1.0
 
 
 def test_parts_weigh_by_count_and_units_by_one_with_the_fix(raw):
     four = _find(raw, "en", lambda a: a.count(", ") == 3)
     single = _find(raw, "en", lambda a: ", " not in a and len(a) > 5)
     records = [
-        _one(raw, "monolingual", four["id"], "en", four["ori_ans"]["en"]),  # 4 parts, all named
-        _one(raw, "monolingual", single["id"], "en", "nothing"),  # 1 part, missed
+        _one("monolingual", four["id"], "en", four["ori_ans"]["en"]),  # 4 parts, all named
+        _one("monolingual", single["id"], "en", "nothing"),  # 1 part, missed
     ]
     parsed, gold = _checked(records)
     scores = TRACK.score_with(parsed, gold, frozenset())
@@ -251,7 +251,7 @@ def test_parts_weigh_by_count_and_units_by_one_with_the_fix(raw):
 
 def test_missing_units_are_left_out_then_count(raw):
     g = raw[0]
-    records = [_one(raw, "monolingual", g["id"], q, g["ori_ans"][q]) for q in ("en", "fr")]
+    records = [_one("monolingual", g["id"], q, g["ori_ans"][q]) for q in ("en", "fr")]
     parsed, gold = _checked(records)
     official = TRACK.score_with(parsed, gold, frozenset())
     assert official.overall["monolingual"] == 1.0
@@ -268,7 +268,7 @@ def test_loose_takes_the_best_part_by_position(raw):
     g = _find(raw, "en", lambda a: a.count(", ") == 1)
     q_parts, d_answer = g["ori_ans"]["en"].split(", "), g["ori_ans"]["fr"]
     prediction = f"{q_parts[0]} / {d_answer}"
-    records = [_one(raw, "crosslingual", g["id"], "en", prediction, d="fr")]
+    records = [_one("crosslingual", g["id"], "en", prediction, d="fr")]
     parsed, gold = _checked(records)
     scores = TRACK.score_with(parsed, gold, frozenset())
     strict, code_switch = ref.cross_labels(prediction, g["ori_ans"]["en"], d_answer)
@@ -278,7 +278,7 @@ def test_loose_takes_the_best_part_by_position(raw):
 
 def test_the_answer_as_its_own_prediction(raw):
     """The issue's figure: 73 of the 1,576 gold answers score below 1 officially, none on the board."""
-    records = [_one(raw, "monolingual", g["id"], q, g["ori_ans"][q]) for g in raw for q in LANGS]
+    records = [_one("monolingual", g["id"], q, g["ori_ans"][q]) for g in raw for q in LANGS]
     parsed, gold = _checked(records)
     official = TRACK.score_with(parsed, gold, frozenset()).units["monolingual"]
     assert int(np.sum(official < 1)) == 73
@@ -311,7 +311,7 @@ def test_selection_reports_per_document_language_recall(raw):
 
 
 def test_unknown_fix_is_refused(raw):
-    parsed, gold = _checked([_one(raw, "monolingual", raw[0]["id"], "en", "x")])
+    parsed, gold = _checked([_one("monolingual", raw[0]["id"], "en", "x")])
     with pytest.raises(ValueError, match="unknown fix no-such-fix"):
         TRACK.score_with(parsed, gold, frozenset(["no-such-fix"]))
 
