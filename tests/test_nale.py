@@ -8,9 +8,9 @@ import random
 import pytest
 from reference import nale_eval as ref
 
-from leaderboard.metrics.nale import Recipe, part_row, refused, script_normalise, script_normalise_many
+from leaderboard.metrics.nale import Recipe, part_row, refusals, refused, script_normalise, script_predictions
 
-ALPHABET = "aZé\u0301ß İΣς 리스본准将ガⅫ①²  ,.-'\"[]!?\u3000\u00a0\u00a8\0x9"
+ALPHABET = "aZé\u0301ß İΣΣς\u00ad 리스본准将ガⅫ①²  ,.-'\"[]!?\u3000\u00a0\u00a8\0x9"
 OFFICIAL = Recipe(distinct=False, board_normalisation=False, short_rule=False)
 
 
@@ -24,8 +24,8 @@ def test_normalisation_is_the_scripts(seed):
     texts = _texts(seed)
     assert [script_normalise(t) for t in texts] == [ref.normalise(t) for t in texts]
     clean = [t.replace("\0", "") for t in texts]  # the joined path (no NUL), then the one-by-one path
-    assert script_normalise_many(clean) == [ref.normalise(t) for t in clean]
-    assert script_normalise_many(texts) == [ref.normalise(t) for t in texts]
+    assert script_predictions(clean) == [ref.normalise(t.lower()) for t in clean]  # final sigmas included
+    assert script_predictions(texts) == [ref.normalise(t.lower()) for t in texts]
 
 
 def test_single_tokens_only_lose_punctuation_and_decompose():
@@ -52,3 +52,9 @@ def test_a_part_row_scores_as_the_script(seed):
 def test_refusals_are_matched_as_written():
     assert all(refused(f"x {phrase} y") for phrase in ref.REFUSALS)
     assert not refused("Insufficient information.")  # case-sensitive, as the scripts
+    rng = random.Random(0)
+    texts = [
+        rng.choice(["", "x", "Insufficient information", *ref.REFUSALS]) + rng.choice(["", " a", "信息"]) for _ in range(300)
+    ]
+    assert refusals(texts) == [ref.refused(t) for t in texts]
+    assert refusals([*texts, "a\0信息不足"]) == [ref.refused(t) for t in [*texts, "a\0信息不足"]]

@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
+from itertools import accumulate
 
 from .ngram import ngram_set, normalise
 
@@ -78,17 +80,33 @@ def prediction_text(prediction: str, recipe: Recipe) -> str:
     return normalise(prediction) if recipe.board_normalisation else script_normalise(prediction.lower())
 
 
-def script_normalise_many(texts: list[str]) -> list[str]:
-    """[script_normalise(t) for t in texts], with the punctuation removal and NFKD each run once over the
-    texts joined by NUL (neither touches NUL nor reaches across it: NUL is not punctuation and is a starter
-    that composes with nothing); a text holding NUL itself takes the one-by-one path."""
-    joined = "\0".join(texts)
-    if joined.count("\0") != len(texts) - 1:
-        return [script_normalise(t) for t in texts]
-    stripped = (s.replace("  ", " ").strip() for s in _ASCII_PUNCTUATION.sub("", joined).split("\0"))
-    texts = [s if _single_token(s) else t for t, s in zip(texts, stripped)]
+def script_predictions(predictions: list[str]) -> list[str]:
+    """[script_normalise(p.lower()) for p in predictions] (the scripts lowercase a prediction first), with
+    the lowercasing, the punctuation removal and NFKD each run once over the predictions joined by NUL.
+    None of them touches NUL or reaches across it: NUL is not punctuation, has no case and is neither cased
+    nor case-ignorable (so a final sigma before it is final, as at the end of a text), and it is a starter
+    that composes with nothing. A prediction holding NUL itself takes the one-by-one path."""
+    joined = "\0".join(predictions)
+    if joined.count("\0") != len(predictions) - 1:
+        return [script_normalise(p.lower()) for p in predictions]
+    lowered = joined.lower()
+    texts = lowered.split("\0")
+    stripped = [s.replace("  ", " ").strip() for s in _ASCII_PUNCTUATION.sub("", lowered).split("\0")]
+    texts = [s if s.isalpha() or s.isdigit() else t for t, s in zip(texts, stripped)]
     decomposed = unicodedata.normalize("NFKD", "\0".join(texts)).split("\0")
-    return [(s if _single_token(s) else t).lower().strip() for t, s in zip(texts, decomposed)]
+    return [(s if s.isalpha() or s.isdigit() else t).lower().strip() for t, s in zip(texts, decomposed)]
+
+
+def refusals(predictions: list[str]) -> list[bool]:
+    """[refused(p) for p in predictions], from one scan of them all (no phrase holds NUL, the separator)."""
+    joined = "\0".join(predictions)
+    out = [False] * len(predictions)
+    if joined.count("\0") != len(predictions) - 1:
+        return [refused(p) for p in predictions]
+    starts = list(accumulate((len(p) + 1 for p in predictions), initial=0))
+    for match in _REFUSAL.finditer(joined):
+        out[bisect_right(starts, match.start()) - 1] = True
+    return out
 
 
 def split_answer(answer, recipe: Recipe, *, split: bool) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics import ngram_kernel
-from ..metrics.nale import REFUSALS, Recipe, part_row, refused, script_normalise_many, split_answer
+from ..metrics.nale import Recipe, part_row, refusals, script_predictions, split_answer
 from ..metrics.stats import BootstrapPlan
 from .base import Scores
 from .futurepedia import FIXES, LANGS, PAIRS
@@ -125,7 +125,7 @@ class _Options:
 def _predictions(texts: list[str], recipe: Recipe):
     if recipe.board_normalisation:
         return ngram_kernel.normalised_points(texts)
-    return ngram_kernel.text_points(script_normalise_many([t.lower() for t in texts]))
+    return ngram_kernel.text_points(script_predictions(texts))
 
 
 def _aligned_max(groups: int, width: int, group, position, recall, keep=None) -> np.ndarray:
@@ -220,7 +220,7 @@ def _unit_sums(task: str, preds: dict, gold, rows: PartRows, options: _Options):
             unit_num[names[1]] = _aligned_max(len(preds), width, group, position, recall).sum(axis=1)
     unit_den = np.ones(len(preds)) if options.per_unit else parts
     if not options.refusals_are_text:
-        refusal = _refusals(texts)
+        refusal = np.array(refusals(texts), dtype=bool)
         for key in names:
             unit_num[key] = np.where(refusal, -1.0, unit_num[key])
         unit_den = np.where(refusal, 1.0, unit_den)
@@ -239,14 +239,6 @@ def _unit_sums(task: str, preds: dict, gold, rows: PartRows, options: _Options):
         value[key] = np.zeros(len(keys))
         value[key][ks] = np.divide(unit_num[key], unit_den, out=np.zeros(len(preds)), where=unit_den > 0)
     return num, {key: den for key in names}, value, included
-
-
-def _refusals(texts: list[str]) -> np.ndarray:
-    """Which predictions the scripts read as refusals (most files have none: one scan of them all first)."""
-    joined = "\0".join(texts)
-    if not any(phrase in joined for phrase in REFUSALS):
-        return np.zeros(len(texts), dtype=bool)
-    return np.fromiter(map(refused, texts), dtype=bool, count=len(texts))
 
 
 def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndarray, gold):
@@ -304,7 +296,7 @@ def _selection(preds: dict, gold, rows: PartRows, options: _Options) -> tuple[di
     it); a unit without a record names no document language, so it has no place in these means."""
     items = list(preds.items())
     if not options.refusals_are_text:
-        refusal = _refusals([p for _, (p, _) in items])
+        refusal = np.array(refusals([p for _, (p, _) in items]), dtype=bool)
         items = [item for item, no in zip(items, refusal) if not no]
     if not items:
         return {}, 0
