@@ -1,1 +1,1 @@
-"""Reference implementations of the benchmarks' own scoring scripts, written in the tests from reading them."""
+"""Reference implementations of the benchmarks' own scoring scripts, written in tests from reading them."""
