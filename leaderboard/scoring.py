@@ -12,6 +12,8 @@ import collections
 import functools
 import gc
 import hashlib
+import importlib
+import importlib.util
 import json
 import logging
 import os
@@ -181,6 +183,9 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         base["judge"] = judge.name
     with gc_paused():
         scores = t.score(checked.parsed, checked.gold, verdicts)
+        # The official script's protocol beside the board's, from the same verdicts (judged metrics have one
+        # protocol): both cached together, so switching the board's "Scores" choice never rescores a file.
+        official = t.score_with(checked.parsed, checked.gold, frozenset(), verdicts) if t.deviations else None
     summary = {
         **base,
         "status": "scored",
@@ -193,9 +198,37 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         "breakdowns": scores.breakdowns,
         "extra": scores.extra,
     }
+    if official is not None:
+        summary["official"] = protocol_part(official)
+        effects = deviation_effects(t, checked.parsed, checked.gold, verdicts)
+        if effects is not None:
+            summary["deviations"] = effects
     if ledger is not None:
         summary["judge_ledger"] = ledger.to_dict()
     return Result(summary, scores.units)
+
+
+OFFICIAL_KEYS = ("overall", "ci", "breakdowns", "n", "missing")  # summary["official"]: the board's keys, scored officially
+
+
+def protocol_part(scores) -> dict:
+    """The summary's "official" part: what the table, charts and detail view read of the official protocol
+    (the per-unit arrays stay the board's: compare and detail read those)."""
+    return {"overall": scores.overall, "ci": scores.ci, "breakdowns": scores.breakdowns, "n": scores.n, "missing": scores.missing}
+
+
+def deviation_effects(track: Track, parsed, gold, verdicts) -> list[dict] | None:
+    """Each declared deviation's effect on this file ({"name", "script", "board", "effect": {KEY: delta}}),
+    from leaderboard.protocols when it provides them; None when it does not (the summary then has none)."""
+    effects = getattr(_protocols(), "deviation_effects", None)
+    return None if effects is None else effects(track, parsed, gold, verdicts)
+
+
+@functools.cache
+def _protocols():
+    if importlib.util.find_spec(f"{__package__}.protocols") is None:  # not part of this build: no stepwise effects
+        return None
+    return importlib.import_module(f"{__package__}.protocols")
 
 
 def _plain_system(system) -> dict:
@@ -575,6 +608,10 @@ def summary_problem(key: str, summary: Any) -> str | None:
         return "lacks system or errors"
     if status == "scored" and not all(isinstance(summary.get(k), Mapping) for k in ("overall", "ci", "breakdowns")):
         return "lacks overall, ci or breakdowns"
+    if status == "scored" and (t := TRACKS.get(track or "")) is not None and t.deviations:
+        official = summary.get("official")  # both protocols are stored together (score_checked)
+        if not isinstance(official, Mapping) or not all(isinstance(official.get(k), Mapping) for k in OFFICIAL_KEYS[:3]):
+            return "lacks the official protocol's overall, ci or breakdowns"
     return None
 
 
