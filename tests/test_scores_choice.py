@@ -23,7 +23,7 @@ from toytrack import ToyQATrack, submission, write_gold
 
 import leaderboard.results_index as results_index
 import leaderboard.scoring as scoring
-from leaderboard import ranking
+from leaderboard import ranking, results_dataset
 from leaderboard.judge import make_judge
 from leaderboard.service import Board
 from leaderboard.settings import Settings
@@ -153,6 +153,11 @@ def test_the_official_scores_survive_restarts_from_the_results_index(toy, tmp_pa
         assert official_of(board) == first
         raw = views.filtered_table(board, "toyqa", protocol=ranking.OFFICIAL)
         assert raw["name"].tolist() == ["Toy partial", "Toy cased"] and raw["exact"].tolist() == [1.0, 0.5]
+    # the results dataset's rows carry the official numbers beside the board's
+    rows = results_dataset.systems_frame(board, toy).set_index("name")
+    assert rows.loc["Toy cased", ["exact", "official:exact"]].tolist() == [1.0, 0.5]
+    assert rows.loc["Toy partial", ["exact", "official:exact"]].tolist() == [0.5, 1.0]
+    assert rows["official:exact:low"].notna().all() and "official:judged" in rows
 
 
 # ---- the board: one app with the toy track beside the real ones ------------------------------------------------
