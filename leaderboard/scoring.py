@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from . import results_index
+from . import protocols, results_index
 from .fastpath import fast_parse
 from .problems import Problem, Problems, SubmissionError
 from .submission import DEFAULT_MAX_BYTES, FALLBACK_LIMITS, Limits, parse_raw, read_bytes, read_file
@@ -193,9 +193,29 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         "breakdowns": scores.breakdowns,
         "extra": scores.extra,
     }
+    if t.deviations:
+        # The official script's protocol beside the board's, with the board's judged values (judged metrics have
+        # one protocol), and each deviation's stepwise effect: cached together, so neither the board's "Scores"
+        # choice nor the detail view ever rescores a file.
+        with gc_paused():
+            official, effects = protocols.official_report(t, checked.parsed, checked.gold, summary)
+        summary["official"] = protocol_part(official)
+        summary["deviations"] = effects
     if ledger is not None:
         summary["judge_ledger"] = ledger.to_dict()
     return Result(summary, scores.units)
+
+
+OFFICIAL_KEYS = ("overall", "ci", "breakdowns", "n", "missing")  # summary["official"]: the board's keys, scored officially
+
+
+def protocol_part(scores) -> dict:
+    """The summary's "official" part: what the table, charts and detail view read of the official protocol
+    (the per-unit arrays stay the board's: compare and detail read those)."""
+    part = {"overall": scores.overall, "ci": scores.ci, "breakdowns": scores.breakdowns, "n": scores.n, "missing": scores.missing}
+    if scores.extra.get("notes"):  # what the official protocol left out or could not read in this file
+        part["notes"] = scores.extra["notes"]
+    return part
 
 
 def _plain_system(system) -> dict:
@@ -575,6 +595,10 @@ def summary_problem(key: str, summary: Any) -> str | None:
         return "lacks system or errors"
     if status == "scored" and not all(isinstance(summary.get(k), Mapping) for k in ("overall", "ci", "breakdowns")):
         return "lacks overall, ci or breakdowns"
+    if status == "scored" and (t := TRACKS.get(track or "")) is not None and t.deviations:
+        official = summary.get("official")  # both protocols are stored together (score_checked)
+        if not isinstance(official, Mapping) or not all(isinstance(official.get(k), Mapping) for k in OFFICIAL_KEYS[:3]):
+            return "lacks the official protocol's overall, ci or breakdowns"
     return None
 
 
