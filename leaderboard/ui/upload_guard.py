@@ -470,7 +470,9 @@ class UploadGuard:
             try:
                 declared = int(headers[b"content-length"])
             except ValueError:
-                await _reply(send, Refusal(400, "Upload refused: the Content-Length is not a number."))
+                declared = -1
+            if declared < 0:  # uvicorn refuses these itself; a count must never be lowered by one
+                await _reply(send, Refusal(400, "Upload refused: the Content-Length is not a byte count."))
                 return
         key, anonymous = client_key(scope, self.on_space)
         ticket, refusal = self.ledger.admit(key, anonymous, declared)
