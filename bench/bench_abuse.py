@@ -328,6 +328,10 @@ def upload_flood(argv: list[str] | None = None) -> None:
         f"upload folder: peak {peak[0] / 2**20:,.0f} MiB in {peak[1]} files; after the flood: {left[0]:,} bytes in {left[1]} files"
     )
     print(f"    emptied {emptied:.1f} s after the last upload (UPLOAD_CLAIM_SECONDS={args.claim:g})")
+    if quiet:
+        print(
+            f"page requests (/table_<track>) before the flood: {quiet}, median {statistics.median(times[:quiet]) * 1000:.0f} ms"
+        )
     print(f"page requests (/table_<track>) during the flood: {len(busy)}, failed: {len(errors)}")
     if busy:
         print(f"    median {statistics.median(busy) * 1000:.0f} ms, slowest {max(busy):.2f} s   target < {TARGET_PAGE_S:.0f} s")
