@@ -302,7 +302,9 @@ def upload_flood(argv: list[str] | None = None) -> None:
         stop, times, errors = threading.Event(), [], []
         browser = threading.Thread(target=browse, args=(app.url, stop, times, errors), daemon=True)
         browser.start()
-        time.sleep(2)
+        deadline = time.perf_counter() + 60
+        while len(times) < 10 and time.perf_counter() < deadline:  # the baseline: page requests before any upload
+            time.sleep(0.1)
         quiet = len(times)
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()

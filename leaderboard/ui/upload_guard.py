@@ -412,7 +412,7 @@ async def _reply(send, refusal: Refusal) -> None:
 
 
 class UploadGuard:
-    """ASGI middleware: `ledger` bounds POST .../gradio_api/upload; anything else passes through untouched."""
+    """ASGI middleware: `ledger` bounds POST .../gradio_api/upload; any other request's body is capped at one upload."""
 
     def __init__(self, app, ledger: UploadLedger, on_space: bool = False, sweep_seconds: float | None = None):
         self.app = app
@@ -428,15 +428,45 @@ class UploadGuard:
             self._start_sweeper()
             await self.app(scope, self._watch_shutdown(receive), send)
             return
-        if (
-            scope["type"] != "http"
-            or scope.get("method") != "POST"
-            or not scope.get("path", "").rstrip("/").endswith(UPLOAD_PATH)
-        ):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
+        elif scope.get("method") == "POST" and scope.get("path", "").rstrip("/").endswith(UPLOAD_PATH):
+            self._start_sweeper()
+            await self._upload(scope, receive, send)
+        else:
+            await self._capped(scope, receive, send)
+
+    async def _capped(self, scope, receive, send):
+        """Any other request's body is at most one upload's: Gradio reads JSON bodies whole, and its
+        component_server parses multipart ones into memory, each file up to the size cap."""
+        declared = _content_length(scope)
+        if declared is not None and declared > self.ledger.limits.request_bytes:
+            await _reply(send, self.ledger.too_large())
             return
-        self._start_sweeper()
-        await self._upload(scope, receive, send)
+        read = 0
+        started = False
+
+        async def counted_receive():
+            nonlocal read
+            message = await receive()
+            if message.get("type") == "http.request":
+                read += len(message.get("body", b""))
+                if read > self.ledger.limits.request_bytes:
+                    raise _Refused(self.ledger.too_large())
+            return message
+
+        async def watched_send(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, watched_send)
+        except Exception as exc:
+            refused = _refused_in(exc)
+            if refused is None or started:
+                raise
+            await _reply(send, refused.refusal)
 
     def _watch_shutdown(self, receive):
         async def watched():
@@ -465,15 +495,10 @@ class UploadGuard:
 
     async def _upload(self, scope, receive, send):
         headers = {name.lower(): value for name, value in scope.get("headers") or ()}
-        declared = None
-        if b"content-length" in headers:
-            try:
-                declared = int(headers[b"content-length"])
-            except ValueError:
-                declared = -1
-            if declared < 0:  # uvicorn refuses these itself; a count must never be lowered by one
-                await _reply(send, Refusal(400, "Upload refused: the Content-Length is not a byte count."))
-                return
+        declared = _content_length(scope)
+        if declared is not None and declared < 0:  # uvicorn refuses these itself; a count must never be lowered by one
+            await _reply(send, Refusal(400, "Upload refused: the Content-Length is not a byte count."))
+            return
         key, anonymous = client_key(scope, self.on_space)
         ticket, refusal = self.ledger.admit(key, anonymous, declared)
         if refusal is not None:
@@ -527,6 +552,17 @@ class UploadGuard:
                 return
             raise
         self.ledger.abort(ticket)  # the app ended without completing its answer (else a no-op: it finished)
+
+
+def _content_length(scope) -> int | None:
+    """The declared body size; -1 for one that is not a count."""
+    for name, value in scope.get("headers") or ():
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return -1
+    return None
 
 
 def _refused_in(exc: BaseException) -> _Refused | None:
