@@ -11,7 +11,9 @@ around the Gradio app that intercepts that route only:
 - the folder's total is capped (413); where the board asks for a login, uploads without one may fill only
   ANONYMOUS_SHARE of it, so logged-in submitters keep room under an anonymous flood from many addresses;
 - an upload no submit has claimed (`claim`) within `claim_seconds` is deleted by a sweeper thread, and so are
-  Gradio's temp files of uploads cut short (a disconnect or a refusal mid-body leaves them in the folder's root).
+  Gradio's temp files of uploads cut short (a disconnect or a refusal mid-body leaves them in the folder's root);
+- any other request's body is capped at the same size (Gradio reads JSON bodies whole, and its component_server
+  parses multipart ones into memory).
 
 A client is the logged-in Hugging Face user when the request carries Gradio's OAuth session (a login is the stronger
 name: moving address does not escape it, a shared address does not block it), else its IP address (an IPv6
