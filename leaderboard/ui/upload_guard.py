@@ -182,8 +182,9 @@ class UploadLedger:
             return Refusal(
                 429,
                 f"Upload refused: with it this client would hold {_mib(held_bytes + add_bytes)} in "
-                f"{held_files + add_files} uploaded file(s) not yet submitted (at most {_mib(lim.client_bytes)} in {lim.client_files} at once). Submit them, or wait: an upload "
-                f"not submitted within {lim.claim_seconds:g} s is deleted.",
+                f"{held_files + add_files} uploaded file(s) not yet submitted (at most {_mib(lim.client_bytes)} "
+                f"in {lim.client_files} at once). Submit them, or wait: an upload not submitted within "
+                f"{lim.claim_seconds:g} s is deleted.",
                 claim,
                 "held",
             )
@@ -192,7 +193,8 @@ class UploadLedger:
             return Refusal(
                 429,
                 f"Upload refused: with it this client would have uploaded {_mib(hour_bytes + add_bytes)} in "
-                f"{hour_files + add_files} file(s) in the last hour (at most {_mib(lim.hour_bytes)} in {lim.hour_files} per hour). Try again later.",
+                f"{hour_files + add_files} file(s) in the last hour (at most {_mib(lim.hour_bytes)} in "
+                f"{lim.hour_files} per hour). Try again later.",
                 int(expires) + 1,
                 "hour",
             )
@@ -218,7 +220,8 @@ class UploadLedger:
         return None, refusal
 
     def too_large(self) -> Refusal:
-        self.refused["large"] += 1
+        with self._lock:
+            self.refused["large"] += 1
         most = self.limits.request_bytes - MULTIPART_SLACK
         return Refusal(413, f"Upload refused: larger than a submission may be ({most:,} bytes).", reason="large")
 
