@@ -22,14 +22,8 @@ import pytest
 from gradio_client import Client, handle_file
 
 from leaderboard import demo
-from leaderboard.ui.upload_guard import (
-    ANONYMOUS_SHARE,
-    MIB,
-    UploadLedger,
-    UploadLimits,
-    client_address,
-    client_key,
-)
+from leaderboard.ui.upload_guard import client_address, client_key
+from leaderboard.ui.upload_ledger import ANONYMOUS_SHARE, MIB, UploadLedger, UploadLimits
 
 from appserver import running_app
 

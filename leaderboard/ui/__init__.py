@@ -10,7 +10,8 @@ from ..submission import DEFAULT_MAX_BYTES
 from .layout import CSS, build
 from .quiet_sessions import UnknownSessionQuiet
 from .tabs.submit import login_required, on_space
-from .upload_guard import UploadGuard, UploadLedger, UploadLimits
+from .upload_guard import UploadGuard
+from .upload_ledger import UploadLedger, UploadLimits
 
 
 def build_app(board):
