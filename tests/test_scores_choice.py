@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-import types
 from pathlib import Path
 
 import gradio as gr
@@ -101,10 +100,6 @@ def test_a_cached_summary_without_the_official_scores_is_rescored(toy, tmp_path)
     assert scoring.ResultsCache(tmp_path / "results").load(scored.key) is None  # not served: the choice would lie
     again = scoring.Rescorer(tmp_path / "results").score_file(path)
     assert not again.cached and again.summary["official"]["overall"]["exact"] == 0.5
-    for name, track in TRACKS.items():  # a track without deviations stores none: absent means the board's
-        demo = sorted((Path(__file__).parents[1] / "assets" / "demo" / "submissions" / name).glob("*.jsonl"))
-        if demo and not track.deviations:
-            assert "official" not in scoring.score_bytes(demo[0].read_bytes(), demo[0].name).summary
 
 
 def stepwise_effects(track, parsed, gold, verdicts):
@@ -120,16 +115,20 @@ def stepwise_effects(track, parsed, gold, verdicts):
     return out
 
 
-def test_deviation_effects_are_stored_when_leaderboard_protocols_provides_them(toy, tmp_path, monkeypatch):
-    monkeypatch.setattr(scoring, "_protocols", lambda: types.SimpleNamespace(deviation_effects=stepwise_effects))
+def test_deviation_effects_are_stored_with_the_scores(toy, tmp_path):
     s = scoring.score_bytes(submission("Toy partial", PARTIAL), "p.jsonl").summary
     effects = {d["name"]: d["effect"]["exact"] for d in s["deviations"]}
     assert effects == {"casefold-answers": 0.0, "unanswered-count": -0.5}
+    reference = stepwise_effects(toy, *_parsed(s, submission("Toy partial", PARTIAL)))
+    assert effects == {d["name"]: pytest.approx(d["effect"]["exact"]) for d in reference}
     assert sum(effects.values()) == pytest.approx(s["overall"]["exact"] - s["official"]["overall"]["exact"])
     html = protocol_html.side_by_side(toy, s)  # the detail view: both protocols, the differences, their effects
     assert "effect on this file" in html and "Exact match -0.500" in html and "Exact match +0.000" in html
-    monkeypatch.setattr(scoring, "_protocols", lambda: types.SimpleNamespace())  # a protocols module without it
-    assert "deviations" not in scoring.score_bytes(submission("Toy partial", PARTIAL), "p.jsonl").summary
+
+
+def _parsed(summary, data: bytes):
+    checked = scoring.check(data, "p.jsonl")
+    return checked.parsed, checked.gold, None
 
 
 def local_board(data_dir: Path) -> Board:
@@ -210,12 +209,6 @@ def test_table_endpoint_takes_an_optional_trailing_protocol(app, client):
     with pytest.raises(AppError, match="not in the list of choices"):
         client.predict(*TOY_ARGS, 100, "<script>", api_name="/table_toyqa")
 
-    # a track that declares no deviation: both choices are the board's
-    for name, track in TRACKS.items():
-        if not track.deviations:
-            board = client.predict(api_name=f"/table_{name}")
-            assert client.predict(protocol="official", api_name=f"/table_{name}") == board
-
 
 def test_export_csv_with_protocol(app, client):
     board = client.predict(*TOY_ARGS, api_name="/export_csv_toyqa")
@@ -236,8 +229,6 @@ def test_detail_shows_both_protocols_and_the_deviations(app, client, toy):
     assert "<td>1.000 <small>" in meta and "<td>0.500 <small>" in meta and "+0.500" in meta
     for d in toy.deviations:
         assert d.name in meta and d.why.replace("'", "&#x27;") in meta
-    other = next(e for t, track in TRACKS.items() if not track.deviations for e in app.board.entries(t) if e.status == "scored")
-    assert "official script" not in client.predict(other.id, api_name="/detail")[0]
 
 
 def test_about_lists_every_tracks_deviations_from_the_declaration(toy):
@@ -273,11 +264,6 @@ def test_permalink_holds_the_choice_and_restores_it(app, toy):
     assert frame(restored[tab.table])["System"].tolist() == ["Toy partial", "Toy cased"]  # drawn in that protocol
     assert "value" not in tab.restore({"tab": ["toyqa"]}, "toyqa")[tab.protocol]  # the default: nothing sent
     assert "value" not in tab.restore({"tab": ["toyqa"], "protocol": ["<b>"]}, "toyqa")[tab.protocol]
-    for name, track in TRACKS.items():  # a track without deviations: the choice stays the board's, shown disabled
-        if not track.deviations:
-            t = tabs[name]
-            assert "value" not in t.restore({"tab": [name], "protocol": ["official"]}, name)[t.protocol]
-            assert t.protocol.interactive is False and t.protocol.info == "this track's board protocol is its script's"
 
 
 def test_charts_follow_the_choice(app, toy):
