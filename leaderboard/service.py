@@ -221,11 +221,9 @@ class Board:
             self._bump()
 
     def _pull_results(self) -> None:
+        """Fetch the judge's verdict records from RESULTS_REPO (all it is trusted with): scoring answers from them."""
         try:
-            if self.store.pull_results(self.settings.results_dir):
-                written = self.rescorer.cache.take_written()
-                self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)  # re-index the folder
-                self.rescorer.cache.mark_written(written)  # still to push
+            self.store.pull_results(self.settings.results_dir)
             self._results_pulled = True
         except StoreError as exc:
             log.warning("results cache not pulled: %s", exc)
@@ -288,6 +286,9 @@ class Board:
 
     def _score(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
         found, judged = self.rescorer.cached_judged_or_not(sha256, self.judge)
+        if found is None and self.judge is not None:  # judged verdicts recorded (a pull brought them): scored at once
+            found = self.rescorer.score_recorded(local_path, sha256, self.judge)
+            judged = found is not None
         scored = found or self.rescorer.score_file(local_path)
         entry.summary, entry.key = scored.summary, scored.key
         entry.status = scored.summary.get("status", "invalid")
@@ -345,6 +346,9 @@ class Board:
                 items = None
             if items is None:  # unreadable or invalid now: scored the ordinary way, which says why
                 self._judge_entry(path)
+                continue
+            if self.rescorer.score_recorded(local_path, entry.sha256, self.judge) is not None:
+                self._judge_entry(path)  # its verdicts are recorded: scored from them, nothing sent
                 continue
             resumes = any(ukey in inflight for ukey in _ukeys(items))
             if group and not resumes and size + len(items) > self.judge.max_items:
