@@ -177,6 +177,12 @@ def test_an_oversized_or_damaged_verdict_record_is_refused_and_only_its_missing_
     assert len(json.loads(repaired[partial_path])["verdicts"]) == len(doc["verdicts"]) + 1
 
 
+def test_the_about_page_states_the_trust_model():
+    from leaderboard.ui.about import about_markdown
+
+    assert "takes back only the LLM judge's verdicts" in about_markdown() and "forge a verdict" in about_markdown()
+
+
 def test_a_verdict_record_is_checked_whole_before_it_is_installed(tmp_path):
     sha = "a" * 64
     name = record.file_name(sha, JUDGE)

@@ -37,6 +37,8 @@ MAX_BYTES = 48 * 2**20
 MAX_VERDICTS = 200_000
 _NAME = re.compile(r"^([0-9a-f]{64})\.([A-Za-z0-9_-]{1,100})\.json$")
 _LEDGER_KEYS = 64  # a ledger has ~20 counts; more is not one
+_LEDGER_TEXT = frozenset(("judge", "judge_model", "prompt_version", "mode"))  # every other field is a count
+_LEDGER_IDS = frozenset(("batch_ids",))
 _TEXT = 200
 
 UKey = tuple[str, str, str]  # (qid, response sha256, gold sha256): what a verdict answers
@@ -90,18 +92,17 @@ def _ledger_problem(ledger: Any) -> str | None:
     for key, value in ledger.items():
         if not isinstance(key, str) or len(key) > 40:
             return "its ledger has a bad key"
-        if isinstance(value, bool) or value is None:
-            return f"its ledger's {key[:40]!r} is not a count"
-        if isinstance(value, int | float):
-            if not math.isfinite(value) or value < 0:
-                return f"its ledger's {key[:40]!r} is not a count"
-        elif isinstance(value, str):
-            if len(value) > _TEXT:
-                return f"its ledger's {key[:40]!r} is too long"
-        elif isinstance(value, list):
-            if len(value) > 10_000 or not all(isinstance(v, str) and len(v) <= _TEXT for v in value):
-                return f"its ledger's {key[:40]!r} is not a list of ids"
-        else:
+        if key in _LEDGER_TEXT:
+            if not isinstance(value, str) or len(value) > _TEXT:
+                return f"its ledger's {key!r} is not a short text"
+        elif key in _LEDGER_IDS:
+            if (
+                not isinstance(value, list)
+                or len(value) > 10_000
+                or not all(isinstance(v, str) and len(v) <= _TEXT for v in value)
+            ):
+                return f"its ledger's {key!r} is not a list of ids"
+        elif isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
             return f"its ledger's {key[:40]!r} is not a count"
     return None
 
