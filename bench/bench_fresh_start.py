@@ -7,8 +7,8 @@ tracks) in a submissions repo; board A scores them all and publishes to the
 results repo; board B starts on an empty disk (a new Space): it pulls the
 submissions and the verdict records and rescores every submission. Then B
 restarts on its own disk (the local cache is trusted: nothing rescored).
-Printed per start: seconds of `start()`, submissions scored and seconds spent
-scoring, results-repo files downloaded, judge calls. `--judge openai` judges the
+Printed per start: seconds of `start()` (and the process's CPU seconds meanwhile), submissions scored and seconds spent
+scoring, results-repo files downloaded and sent (pushed with other bytes), judge calls. `--judge openai` judges the
 unidoc submissions with the fake OpenAI server (tests/openaifake.py), so B's
 judged numbers come from the pulled verdicts. Not a test: the machine is shared.
 """
@@ -51,7 +51,6 @@ def _counted(*a, **k):  # every scoring of a file, judged or not, ends here
 
 
 _score_file = scoring.Rescorer.score_file
-_score_recorded = scoring.Rescorer.score_recorded
 
 
 def _timed(method):
@@ -67,7 +66,8 @@ def _timed(method):
 
 scoring.score_checked = _counted
 scoring.Rescorer.score_file = _timed(_score_file)
-scoring.Rescorer.score_recorded = _timed(_score_recorded)
+if hasattr(scoring.Rescorer, "score_recorded"):  # (absent before verdict records: the bench runs on older code too)
+    scoring.Rescorer.score_recorded = _timed(scoring.Rescorer.score_recorded)
 
 
 def main() -> None:
@@ -111,16 +111,19 @@ def main() -> None:
             scored.update(n=0, seconds=0.0)
             hub.reset_counts()
             calls = judge_server.calls
-            t = time.perf_counter()
+            held = dict(hub.commits("bench/results")[-1].files) if hub.commits("bench/results") else {}
+            t, cpu = time.perf_counter(), time.process_time()
             board = Board(settings, store).start(background=False)
             if args.judge != "none":
                 board._judge_queue.put("")
                 board._judge_worker()  # what waits for the judge, judged in this thread
-            took = time.perf_counter() - t
+            took, cpu = time.perf_counter() - t, time.process_time() - cpu
             pulled = sum(1 for p in hub.downloads() if p.startswith("results/"))
+            now = hub.commits("bench/results")[-1].files if hub.commits("bench/results") else {}
+            sent = sum(1 for path, oid in now.items() if path.startswith("results/") and held.get(path) != oid)
             print(
-                f"{label:<34} {took:7.1f} s   scored {scored['n']:4d} in {scored['seconds']:6.1f} s   "
-                f"results files downloaded {pulled:4d}   judge calls {judge_server.calls - calls}"
+                f"{label:<34} {took:6.1f} s ({cpu:5.1f} s CPU)   scored {scored['n']:4d} in {scored['seconds']:6.1f} s   "
+                f"results files downloaded {pulled:4d}, sent {sent:4d}   judge calls {judge_server.calls - calls}"
             )
             return board
 
