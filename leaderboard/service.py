@@ -153,7 +153,7 @@ class Board:
     def _on_pull(self, snap) -> None:
         """A pull brought new data: the Hub answers, so fetch the published results first (scoring reuses them)."""
         if not self._results_pulled:
-            self._pull_results()
+            self._pull_results(snap)
         self._apply(snap)
 
     # ---- pull-request submissions (store/hub_prs.py finds them, pr_review.py judges them) ----------
@@ -220,10 +220,13 @@ class Board:
         if changed:
             self._bump()
 
-    def _pull_results(self) -> None:
-        """Fetch the judge's verdict records from RESULTS_REPO (all it is trusted with): scoring answers from them."""
+    def _pull_results(self, snap) -> None:
+        """Fetch from RESULTS_REPO the verdict records of this snapshot's submissions under this board's LLM judge (all
+        the repo is trusted with: scoring answers from them); nothing when the judge keeps none."""
+        keeps = self.judge is not None and not getattr(self.judge, "approximate", True)
+        wanted = {self.rescorer.cache.record_path(f.sha256, self.judge.name) for f in snap.files} if keeps else set()
         try:
-            self.store.pull_results(self.settings.results_dir)
+            self.store.pull_results(self.settings.results_dir, wanted)
             self._results_pulled = True
         except StoreError as exc:
             log.warning("results cache not pulled: %s", exc)

@@ -92,7 +92,8 @@ def test_a_poisoned_results_repo_leaves_the_numbers_of_a_fresh_rescoring(publish
     assert f"results/{record.RECORDS_DIR}/{record.file_name(unidoc.sha256, JUDGE)}" in repo  # the verdicts travel
     # What a writer of RESULTS_REPO could do: inflate two summaries (consistent with their names, so every
     # check of the old pull passed), drop junk at paths no file kind has, and an oversized file under a known
-    # kind's name (a verdict record of a submission the board does not have: nothing would make it again).
+    # kind's name (a verdict record of a submission the board does not have: such records are never fetched,
+    # so a flood of them cannot fill the disk either).
     poisoned = {}
     for e, metric in ((vdr, "ndcg@5"), (unidoc, "completeness")):
         summary = json.loads(repo[f"results/{e.key}.json"])

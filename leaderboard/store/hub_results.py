@@ -144,10 +144,12 @@ class ResultsRepo:
             return {}
         return {path: frozenset((listed_id(item),)) for path, item in self.client.list_files(self.repo_id, head).items()}
 
-    def pull(self, local_dir: Path) -> int:
+    def pull(self, local_dir: Path, wanted: Iterable[str] | None = None) -> int:
         """Install the verdict records `local_dir` lacks; a missing repo means nothing shared yet. Returns the count.
 
-        Only records (judge/record.py) are considered; one over record.MAX_BYTES by the listing is not
+        Only records (judge/record.py) are considered, and with `wanted` (their paths relative to the results
+        folder: the board's submissions under its judge) only those, so the repo cannot fill the disk with
+        records of submissions the board does not have. One over record.MAX_BYTES by the listing is not
         downloaded, and a downloaded one is measured before it is parsed. A bad one is skipped and logged
         once: its submission is judged again, and the next push replaces it when the board has its own.
         """
@@ -162,10 +164,11 @@ class ResultsRepo:
             listing = self.client.list_files(self.repo_id, head)
             self._remote = {path: frozenset((listed_id(item),)) for path, item in listing.items()}
             count = 0
+            wanted = set(wanted) if wanted is not None else None
             for path, item in sorted(listing.items()):
                 rel = path[len(RESULTS_DIR) + 1 :] if path.startswith(f"{RESULTS_DIR}/") else ""
-                if not record.is_record_path(rel):
-                    continue  # not a kind a pull installs: never downloaded
+                if not record.is_record_path(rel) or (wanted is not None and rel not in wanted):
+                    continue  # not a kind a pull installs, or not of a submission the board has: never downloaded
                 target = local_dir.joinpath(*rel.split("/"))
                 if target.exists():
                     continue  # the board's own
