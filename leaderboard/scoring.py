@@ -410,11 +410,6 @@ class ResultsCache:
             self._written.update(written)
         return written
 
-    def mark_written(self, names: Iterable[str]) -> None:
-        """Count files as written since the last `take_written` (handed over from another cache object)."""
-        with self._index_lock:
-            self._written.update(names)
-
     def take_written(self) -> set[str]:
         """Files (relative to the folder) written since the last call: what RESULTS_REPO has not been sent."""
         with self._index_lock:
@@ -799,11 +794,15 @@ class Rescorer:
             return None
         if content_hash(data) != sha256:
             return None
-        checked = check(data, Path(path).name, self.gold_sources, self.max_bytes)
-        recorded = self.recorded_judge(sha256, judge, checked)
-        if recorded is None:
+        try:
+            checked = check(data, Path(path).name, self.gold_sources, self.max_bytes)
+            recorded = self.recorded_judge(sha256, judge, checked)
+            if recorded is None:
+                return None
+            result = score_checked(checked, sha256, recorded)
+        except Exception:  # a scorer bug: the ordinary path scores it again and says so on the submission
+            log.exception("scoring %s from its verdict record failed", path)
             return None
-        result = score_checked(checked, sha256, recorded)
         return Scored(str(path), self.cache.store(result), result.summary, False)
 
     def score_many(self, paths: Iterable[Path], judge=None) -> list[Scored]:

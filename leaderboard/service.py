@@ -151,7 +151,7 @@ class Board:
 
     # ---- applying a snapshot -------------------------------------------------------------
     def _on_pull(self, snap) -> None:
-        """A pull brought new data: the Hub answers, so fetch the published results first (scoring reuses them)."""
+        """A pull brought new data: the Hub answers, so fetch the judge's verdict records first (scoring answers from them)."""
         if not self._results_pulled:
             self._pull_results(snap)
         self._apply(snap)

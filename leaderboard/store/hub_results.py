@@ -78,7 +78,8 @@ class ResultsRepo:
         changed: Iterable[str] | None = None,
         extra: Mapping[str, bytes | None] | None = None,
     ) -> int:
-        """Upload, in one commit, the result files under `local_dir` the repo lacks (or holds damaged or stale).
+        """Upload, in one commit, the result files under `local_dir` whose bytes the repo does not hold at their path
+        (missing, or edited there: compared by content, never by name).
 
         `changed`: results files (relative to `local_dir`) written since the last push; with it, and the
         repo's content known from an earlier listing, nothing is listed and only those are considered.
