@@ -127,6 +127,8 @@ def test_a_poisoned_results_repo_leaves_the_numbers_of_a_fresh_rescoring(publish
         for p in (tmp_path / "b").rglob("*")
         if p.name in ("junk.bin", "zz.json") or {"e" * 64, "f" * 64} & set(p.name.split("."))
     ]
+    records = [p for p in (tmp_path / "b").rglob("*.json") if record.is_record_path(f"verdicts/{p.name}")]
+    assert sorted(p.relative_to(tmp_path / "b").as_posix() for p in records) == sorted(pulled)  # no copy in a cache
     # the fresh board's push put its own results back where the repo was edited
     repaired = hub.files("org/results")
     for path in poisoned:

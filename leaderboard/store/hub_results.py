@@ -178,22 +178,37 @@ class ResultsRepo:
                     self._skip(path, rel, f"is {size:,} bytes by the listing, over the {record.MAX_BYTES:,} a record may have")
                     continue
                 source = self.client.download(self.repo_id, path, head)
-                found = record.read(source)  # its size first, then its content
-                if isinstance(found, str):
-                    self._skip(path, rel, found)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-                os.close(fd)
-                shutil.copyfile(source, tmp)
-                os.replace(tmp, target)
-                count += 1
+                try:
+                    found = record.read(source)  # its size first, then its content
+                    if isinstance(found, str):
+                        self._skip(path, rel, found)
+                        continue
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+                    os.close(fd)
+                    shutil.copyfile(source, tmp)
+                    os.replace(tmp, target)
+                    count += 1
+                finally:
+                    _drop_download(source)
             return count
 
     def _skip(self, path: str, rel: str, problem: str) -> None:
         if rel not in self._bad_remote_results:
             log.warning("results repo file %s %s; skipped, its submission is judged again", path, problem)
         self._bad_remote_results.add(rel)
+
+
+def _drop_download(path: Path) -> None:
+    """Remove a downloaded file from the Hub client's cache (the link and the blob it points to): installed or
+    refused, it is not kept twice on disk."""
+    try:
+        blob = path.resolve()
+        path.unlink(missing_ok=True)
+        if blob != path:
+            blob.unlink(missing_ok=True)
+    except OSError:
+        pass  # a cache file left over costs disk only
 
 
 def _local_files(local_dir: Path) -> dict[str, Path]:
