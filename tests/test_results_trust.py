@@ -229,3 +229,22 @@ def test_a_verdict_record_is_checked_whole_before_it_is_installed(tmp_path):
     with open(huge, "wb") as f:
         f.truncate(record.MAX_BYTES + 1)  # sparse: measured, never read
     assert "over the" in record.read(huge)
+
+
+def test_in_batch_mode_a_partial_record_sends_only_its_missing_answer(published, tmp_path, monkeypatch):
+    hub, judge_server, board, first = published
+    before = shown(first)
+    partial = judged_unidoc(first)[0]
+    path = f"results/{record.RECORDS_DIR}/{record.file_name(partial.sha256, JUDGE)}"
+    doc = json.loads(hub.files("org/results")[path])
+    doc["verdicts"].pop()
+    hub.commit("org/results", {path: json.dumps(doc).encode()})
+    monkeypatch.setenv("JUDGE_MODE", "batch")
+    monkeypatch.setenv("JUDGE_BATCH_POLL_SECONDS", "0.01")
+    lines = len(judge_server.batch_bodies)
+
+    fresh = board(tmp_path / "b")  # the judge's queue drained: one batch run for what the records lack
+    assert shown(fresh) == before
+    sent = judge_server.batch_bodies[lines:]
+    assert 1 <= len(sent) <= 3  # the missing answer's two calls, and its question's gold facts
+    assert fresh.entry(partial.id).summary["judge_ledger"]["cache_hits"] == len(doc["verdicts"])
