@@ -623,27 +623,6 @@ def units_problem(summary: dict, units: dict[str, np.ndarray], unit_count: Calla
     return None
 
 
-def result_file_problem(name: str, path: Path) -> str | None:
-    """Why a results-cache file (pulled from RESULTS_REPO, say) must not be installed; None when sound.
-
-    Summaries are checked against their name; per-unit files must open and hold
-    1-D float arrays (their lengths are checked against the gold when used).
-    """
-    if name.endswith(".json"):
-        try:
-            return summary_problem(name[:-5], json.loads(Path(path).read_bytes()))
-        except (OSError, ValueError, RecursionError) as exc:
-            return f"unreadable ({type(exc).__name__})"
-    if name.endswith(".npz"):
-        try:
-            units = read_npz(Path(path))
-        except _NPZ_ERRORS as exc:
-            return f"unreadable ({type(exc).__name__})"
-        if not units or any(v.ndim != 1 or v.dtype.kind != "f" for v in units.values()):
-            return "holds no per-unit float arrays"
-    return None
-
-
 @functools.lru_cache(maxsize=64)  # a handful of judge names, asked for once per cached key at start-up
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
