@@ -2,9 +2,10 @@
 
 Bad input is reported as one line per problem and exit 1; a Python traceback
 is never the answer to a broken submission. Exit 2: the gold or the judge is
-misconfigured; exit 3: an internal error (its traceback goes to a file); exit 4:
-batch judging did not finish (a batch still running, or the batch service failed):
-run the same command again to resume it.
+misconfigured, or an argument cannot be used (convert's --system-json, --out);
+exit 3: an internal error (its traceback goes to a file); exit 4: batch judging
+did not finish (a batch still running, or the batch service failed): run the
+same command again to resume it.
 """
 
 from __future__ import annotations
@@ -99,8 +100,8 @@ def cmd_score(args) -> None:
         results = _score_judged(judge, checked_files)
         if getattr(judge, "approximate", False):
             print(f"note: {judge.description}", file=sys.stderr)
-    for result in results:
-        _print_result(result, args)
+    for result, (_, checked) in zip(results, checked_files, strict=True):
+        _print_result(result, args, checked)
 
 
 def _score_judged(judge, checked_files) -> list[dict]:
@@ -141,8 +142,12 @@ def _one_bar(bar, totals: list[int]) -> list:
     return [part(i) for i in range(len(totals))]
 
 
-def _print_result(result: dict, args) -> None:
-    out = {k: result[k] for k in ("track", "system", "n", "missing", "overall", "ci", "breakdowns")}
+def _print_result(result: dict, args, checked) -> None:
+    from .protocols import cli_output
+
+    track = TRACKS[result["track"]]
+    protocol = getattr(args, "protocol", "board")
+    out = cli_output(track, checked.parsed, checked.gold, result, protocol)
     out["judge"] = result["judge"]
     if "judge_ledger" in result:
         out["judge_ledger"] = result["judge_ledger"]
@@ -150,15 +155,29 @@ def _print_result(result: dict, args) -> None:
         json.dump(out, sys.stdout, ensure_ascii=False)
         print()
         return
-    track = TRACKS[result["track"]]
-    print(f"{result['system'].get('name', '?')} on {track.title}: {result['n']} units, {result['missing']} missing")
+    result = {**result, **{k: out[k] for k in ("n", "missing", "overall", "ci")}}
+    scored_as = " (as the official script scores it)" if protocol == "official" else ""
+    print(f"{result['system'].get('name', '?')} on {track.title}{scored_as}: {result['n']} units, {result['missing']} missing")
     for m in track.metrics:
-        if m.key in result["overall"]:
+        if isinstance(result["overall"].get(m.key), (int, float)):
             lo_hi = result["ci"].get(m.key)
             ci = f"  [{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else ""
             print(f"  {m.label:<24} {result['overall'][m.key]:.3f}{ci}")
         elif m.needs_judge:
             print(f"  {m.label:<24} not judged")
+    if out.get("deviations"):
+        official = ", ".join(
+            f"{m.label} {out['official'][m.key]:.3f}"
+            for m in track.metrics
+            if isinstance(out["official"].get(m.key), (int, float)) and not m.needs_judge
+        )
+        print(f"  official script: {official}; the board's fixes (effect on this file):")
+        for dev in out["deviations"]:
+            effect = ", ".join(f"{k} {v:+.3f}" for k, v in dev["effect"].items() if v is not None)
+            print(f"    {dev['name']:<24} {effect}")
+    sys.stdout.flush()  # the notes follow the numbers they are about
+    for note in out.get("notes", []):
+        print(f"note: {note}", file=sys.stderr)
     for c in track.extra_columns:  # reported beside the metrics (vdr coverage, futurepedia VAR)
         value = result["overall"].get(c.key)
         if isinstance(value, (int, float)):
@@ -274,6 +293,13 @@ def main(argv: list[str] | None = None) -> None:
                 help="more submission files: scored in turn; in batch mode all files' answers go in one batch run",
             )
             p.add_argument("--json", action="store_true", help="print one JSON object (one line per file)")
+            p.add_argument(
+                "--protocol",
+                choices=("board", "official"),
+                default="board",
+                help="board: the board's definitions (with the official script's numbers and the effect of each "
+                "of the board's fixes beside them); official: the same keys as the benchmark's own script computes them",
+            )
             p.add_argument(
                 "--judge",
                 choices=("none", "lexical", "openai"),

@@ -1,7 +1,7 @@
 """python -m leaderboard convert: runs people already have -> a submission file of the board's format.
 
 Readers (bounded: file size, line count and line length are checked while reading; every problem is
-reported with its file and line, the first MAX_PROBLEMS of them):
+reported with its file and line, the first MAX_REPORTED of them kept and the rest counted, as validate does):
 
 - "trec": a TREC run, `qid Q0 docid rank score tag` per line, one file per dataset (the dataset is
   the file's stem, or given with --dataset); the score orders the documents, as in trec_eval;
@@ -11,6 +11,10 @@ reported with its file and line, the first MAX_PROBLEMS of them):
 What a run becomes is the track's business (`Track.run_formats`, `Track.records_from_run`); the system
 metadata comes from flags. The written file is validated against the gold like any submission
 (`--no-check` skips that, e.g. without the gold at hand).
+
+Exit codes: 1 for a problem of the runs (each one line), 2 for a problem of the command's own arguments
+(`--system-json` unreadable, too large, not UTF-8 JSON; `--out` not writable), as argparse exits 2 for a
+usage error; either way one line per problem, never a traceback.
 """
 
 from __future__ import annotations
@@ -21,20 +25,29 @@ import math
 import sys
 from pathlib import Path
 
+from .problems import ProblemLines, SubmissionError
+from .submission import read_file
 from .tracks import TRACKS
 
 MAX_INPUT_BYTES = 512 * 1024 * 1024  # per input file, decompressed
 MAX_LINES = 10_000_000  # per input file
 MAX_LINE_CHARS = 64 * 1024
-MAX_PROBLEMS = 200
+MAX_SYSTEM_JSON_BYTES = 1024 * 1024  # a system object is a few KB; the header allows 10,000 values
 
 
 class ConvertError(Exception):
-    """Every problem found, one line each."""
+    """The problems found, one line each: `problems` the first MAX_REPORTED, `count` all of them."""
 
-    def __init__(self, problems: list[str]):
-        super().__init__("\n".join(problems))
-        self.problems = problems
+    def __init__(self, problems: list[str] | ProblemLines):
+        found = problems if isinstance(problems, ProblemLines) else ProblemLines(problems)
+        super().__init__("\n".join(found.lines()))
+        self.problems = found.kept
+        self.count = found.count
+        self.lines = found.lines()
+
+
+class UsageError(ConvertError):
+    """A problem of the command's own arguments (--system-json, --out), not of the runs: exit 2."""
 
 
 def _opened(path: Path):
@@ -68,7 +81,7 @@ def read_lines(path: Path):
         raise ConvertError([f"{path.name}: cannot be read ({getattr(exc, 'strerror', None) or exc})"]) from None
 
 
-def _score(value, where: str, problems: list[str]) -> float | None:
+def _score(value, where: str, problems: ProblemLines) -> float | None:
     try:
         score = float(value)
     except (TypeError, ValueError):
@@ -79,7 +92,7 @@ def _score(value, where: str, problems: list[str]) -> float | None:
     return score
 
 
-def read_trec(path: Path, problems: list[str]) -> dict[str, dict[str, float]]:
+def read_trec(path: Path, problems: ProblemLines) -> dict[str, dict[str, float]]:
     """{qid: {docid: score}} of a TREC run; a repeated (qid, docid) is a problem, as trec_eval refuses it."""
     run: dict[str, dict[str, float]] = {}
     for number, line in read_lines(path):
@@ -102,7 +115,7 @@ def read_trec(path: Path, problems: list[str]) -> dict[str, dict[str, float]]:
     return run
 
 
-def read_beir(path: Path, problems: list[str]) -> dict[str, dict[str, float]]:
+def read_beir(path: Path, problems: ProblemLines) -> dict[str, dict[str, float]]:
     """{qid: {docid: score}} of an MTEB / BEIR prediction file."""
     try:
         size = path.stat().st_size
@@ -140,7 +153,7 @@ def read_beir(path: Path, problems: list[str]) -> dict[str, dict[str, float]]:
     return run
 
 
-def read_jsonl(path: Path, problems: list[str]) -> list[tuple[int, object]]:
+def read_jsonl(path: Path, problems: ProblemLines) -> list[tuple[int, object]]:
     rows = []
     for number, line in read_lines(path):
         try:
@@ -174,7 +187,7 @@ def convert(
         raise ConvertError([f"format: {fmt!r} is not read for {track_name} (one of: {', '.join(track.run_formats)})"])
     if datasets and len(datasets) != len(inputs):
         raise ConvertError([f"--dataset: {len(datasets)} name(s) for {len(inputs)} input file(s); give one per file"])
-    problems: list[str] = []
+    problems = ProblemLines()
     runs: dict[str, dict] = {}
     rows: list = []
     formats = {fmt or guess_format(track, p) for p in inputs}
@@ -204,18 +217,13 @@ def system_from_flags(name: str | None, fields: list[str], system_json: str | No
     """The header's system: --system-json (inline or a file) first, then --name and --field key=value over it."""
     system: dict = {}
     if system_json:
-        text = system_json
-        if not system_json.lstrip().startswith("{"):
-            try:
-                text = Path(system_json).read_text(encoding="utf-8")[: 1024 * 1024]
-            except OSError as exc:
-                raise ConvertError([f"--system-json: cannot read {system_json}: {exc.strerror}"]) from None
+        text = system_json if system_json.lstrip().startswith("{") else _system_file(system_json)
         try:
             system = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as exc:
-            raise ConvertError([f"--system-json: not valid JSON ({exc})"]) from None
+            raise UsageError([f"--system-json: not valid JSON ({str(exc)[:200]})"]) from None
         if not isinstance(system, dict):
-            raise ConvertError(["--system-json: expected a JSON object"])
+            raise UsageError(["--system-json: expected a JSON object"])
     for item in fields:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
@@ -226,30 +234,59 @@ def system_from_flags(name: str | None, fields: list[str], system_json: str | No
     return system
 
 
+def _system_file(path: str) -> str:
+    """The text of a --system-json file, read through the bounded reader (a device or a huge file stops at the cap)."""
+    try:
+        raw = read_file(Path(path), MAX_SYSTEM_JSON_BYTES)
+    except SubmissionError:
+        raise UsageError(
+            [f"--system-json: {path} is larger than {MAX_SYSTEM_JSON_BYTES:,} bytes (a system object is a few KB)"]
+        ) from None
+    except OSError as exc:
+        raise UsageError([f"--system-json: cannot read {path}: {exc.strerror or exc}"]) from None
+    try:
+        return raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise UsageError(
+            [
+                f"--system-json: {path} line {line}: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save it as UTF-8"
+            ]
+        ) from None
+
+
+def check_out(out: Path) -> None:
+    """Refuse an --out that cannot be written before any work: a folder, or a folder that does not exist."""
+    if out.is_dir():
+        raise UsageError([f"--out: {out} is a folder; give a file name (.jsonl, .json, optionally .gz)"])
+    if not out.parent.is_dir():
+        raise UsageError([f"--out: the folder {out.parent} does not exist"])
+
+
 def write(out: Path, data: bytes) -> None:
-    """JSONL as converted, gzipped for a .gz name, one JSON document for a .json name."""
+    """JSONL as converted, gzipped for a .gz name, one JSON document for a .json name; UsageError when it cannot be written."""
     name = out.name.removesuffix(".gz")
     if name.endswith(".json"):
         lines = data.decode("utf-8").splitlines()
         doc = {**json.loads(lines[0]), "predictions": [json.loads(line) for line in lines[1:]]}
         data = (json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8")
-    out.write_bytes(gzip.compress(data, mtime=0) if out.name.endswith(".gz") else data)
+    try:
+        out.write_bytes(gzip.compress(data, mtime=0) if out.name.endswith(".gz") else data)
+    except OSError as exc:  # a full disk (/dev/full), no permission, a folder made meanwhile
+        raise UsageError([f"--out: cannot write {out}: {exc.strerror or exc}"]) from None
 
 
 def cmd_convert(args) -> None:
     from .scoring import check
     from .settings import settings
 
+    out = Path(args.out)
     try:
+        check_out(out)
         system = system_from_flags(args.name, args.field or [], args.system_json)
         data = convert(args.track, [Path(p) for p in args.inputs], system, fmt=args.format, datasets=args.dataset)
     except ConvertError as exc:
-        shown = exc.problems[:MAX_PROBLEMS]
-        more = len(exc.problems) - len(shown)
-        for line in shown + ([f"... and {more:,} more"] if more else []):
-            print(line, file=sys.stderr)
-        sys.exit(1)
-    out = Path(args.out)
+        _fail(exc)
     if not args.no_check:
         gold = {name: args.gold for name in TRACKS} if args.gold else settings().gold
         try:
@@ -262,9 +299,18 @@ def cmd_convert(args) -> None:
             for line in checked.errors:
                 print(line, file=sys.stderr)
             sys.exit(1)
-    write(out, data)
+    try:
+        write(out, data)
+    except ConvertError as exc:
+        _fail(exc)
     predictions = data.count(b"\n") - 1
     print(f"written {out} ({predictions} predictions); next: python -m leaderboard submit {out}")
+
+
+def _fail(exc: ConvertError) -> None:
+    for line in exc.lines:
+        print(line, file=sys.stderr)
+    sys.exit(2 if isinstance(exc, UsageError) else 1)
 
 
 def add_parser(sub) -> None:

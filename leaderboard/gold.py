@@ -38,11 +38,14 @@ def gold_label(track: Track, source) -> str:
     text = str(source).strip()
     path = Path(text)
     if path.exists():
-        return "local " + "/".join(path.resolve().parts[-2:])
-    try:
-        return track.gold_label(text)
-    except ValueError:  # a setting the scorer refuses (and reports): shown as given, cut short
-        return f"{text[:80]} (invalid)"
+        label = "local " + "/".join(path.resolve().parts[-2:])
+    else:
+        try:
+            label = track.gold_label(text)
+        except ValueError:  # a setting the scorer refuses (and reports): shown as given, cut short
+            return f"{text[:80]} (invalid)"
+    note = track.gold_note(text)
+    return f"{label} ({note})" if note else label
 
 
 def gold_labels(gold: Mapping[str, str | None]) -> dict[str, str]:

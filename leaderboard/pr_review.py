@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from . import ranking
 from .problems import SubmissionError
 from .scoring import content_hash, score_checked
+from .store import markdown as md
 from .store.hub_prs import PullRequest, PullRequestFile, Verdict
 from .submission import read_file
 from .tracks import TRACKS
@@ -30,23 +31,19 @@ def permalink(board_url: str | None, entry_id: str) -> str:
     return f"{board_url}/?tab=system&sys={entry_id}" if board_url else f"system id `{entry_id}`"
 
 
-def _plain(text, limit: int = 300) -> str:
-    """Submitted text inside a comment: one line, bounded, no backticks to break out of code spans."""
-    return " ".join(str(text).split()).replace("`", "'")[:limit]
-
-
 def judge_files(board: Board, pr: PullRequest, files: list[PullRequestFile], now: datetime | None = None) -> Verdict:
-    """Validate and score every file; ok only when all are valid. The lines are the comment's body."""
+    """Validate and score every file; ok only when all are valid. The lines are the comment's body (markdown, every
+    piece of submitted text in it inert: see store/markdown.py)."""
     now = now or datetime.now(UTC)
     lines: list[str] = []
     ok = True
     accepted: dict[str, list[str]] = {}  # track -> fingerprints accepted earlier in this pull request
     for f in files:
         problems, scored = _judge_file(board, pr, f, now, accepted)
-        name = f"`{f.path}`"
+        name = md.code(f.path)
         if problems:
             ok = False
-            lines += [f"- {name}: {_plain(p)}" for p in problems]
+            lines += [f"- {name}: {p}" for p in problems]
         else:
             lines += [f"- {name}:", *(f"  {line}" for line in scored)]
     return Verdict(ok, lines)
@@ -55,21 +52,21 @@ def judge_files(board: Board, pr: PullRequest, files: list[PullRequestFile], now
 def _judge_file(
     board: Board, pr: PullRequest, f: PullRequestFile, now: datetime, accepted: dict[str, list[str]]
 ) -> tuple[list[str], list[str]]:
-    """(problems, score lines) of one file."""
+    """(problems, score lines) of one file, as markdown: a message that may quote the file is one code span."""
     ledger = board.invalid_ledger
     if ledger.exhausted(f.track, pr.author):  # before validating: the allowance bounds the work, as in the Submit tab
-        return [ledger.refusal(f.track, pr.author)], []
+        return [md.code(ledger.refusal(f.track, pr.author))], []
     try:
         data = read_file(Path(f.local_path), board.rescorer.max_bytes)
     except SubmissionError as exc:
         ledger.add(f.track, pr.author)
-        return [str(exc.problem)], []
+        return [md.code(exc.problem)], []
     except OSError:
         return ["the downloaded file could not be read; it is reviewed again at the next push"], []
     checked = board._validate(data, f.path.rsplit("/", 1)[-1])
-    problems = list(checked.errors) if not checked.ok else []
+    problems = [md.code(e) for e in checked.errors] if not checked.ok else []
     if checked.ok and checked.track_name != f.track:
-        problems.append(f"the file declares track {checked.track_name!r} but sits under `submissions/{f.track}/`")
+        problems.append(f"the file declares track {md.code(repr(checked.track_name))} but sits under `submissions/{f.track}/`")
     if checked.ok and not problems:
         problems += _admission_problems(board, pr, f, checked, now, accepted)
     if problems:
@@ -93,7 +90,7 @@ def _admission_problems(board: Board, pr: PullRequest, f: PullRequestFile, check
         first = min(same, key=ranking.arrival)
         problems.append(
             f"duplicate: these predictions are already on the {f.track} track as submission {first.id} "
-            f"({_plain(first.name, 100)}); the same predictions are ranked once"
+            f"({md.code(first.name, 100)}); the same predictions are ranked once"
         )
     elif fingerprint and fingerprint in accepted.get(f.track, []):
         problems.append("duplicate: the same predictions as another file of this pull request")
@@ -101,8 +98,8 @@ def _admission_problems(board: Board, pr: PullRequest, f: PullRequestFile, check
     taken = next((e for e in others if wanted and e.user != pr.author and _name_key(e.system.get("name")) == wanted), None)
     if taken is not None:
         problems.append(
-            f"system.name: {_plain(checked.system.get('name'), 100)!r} is already used on the {f.track} track by "
-            f"{taken.user or 'another submitter'} (submission {taken.id}); choose another name"
+            f"system.name: {md.code(checked.system.get('name'), 100)} is already used on the {f.track} track by "
+            f"{md.code(taken.user or 'another submitter')} (submission {taken.id}); choose another name"
         )
     today = now.astimezone(UTC).date().isoformat()
     used = sum(1 for e in others if e.user == pr.author and (e.submitted_at or "").startswith(today))
@@ -117,7 +114,7 @@ def _score_lines(board: Board, f: PullRequestFile, summary: dict) -> list[str]:
     track = TRACKS[summary["track"]]
     system = summary.get("system") or {}
     n, missing = summary.get("n") or 0, summary.get("missing") or 0
-    lines = [f"- **{_plain(system.get('name', '?'), 100)}** on {track.title}: {n - missing} of {n} units answered"]
+    lines = [f"- {md.code(system.get('name', '?'), 100)} on {track.title}: {n - missing} of {n} units answered"]
     overall, ci = summary.get("overall", {}), summary.get("ci", {})
     for m in track.metrics:
         if m.key in overall:

@@ -59,6 +59,29 @@ class Problems:
         return out
 
 
+class ProblemLines:
+    """Problems already worded as lines (the converters'): the first MAX_REPORTED kept, every one counted,
+    as `Problems` does for validate, so ten million bad lines cost 200 strings and a number."""
+
+    def __init__(self, lines=()) -> None:
+        self.kept: list[str] = []
+        self.count = 0
+        for line in lines:
+            self.append(line)
+
+    def append(self, line: str) -> None:
+        self.count += 1
+        if len(self.kept) < MAX_REPORTED:
+            self.kept.append(line)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def lines(self) -> list[str]:
+        more = self.count - len(self.kept)
+        return self.kept + ([f"... and {more:,} more"] if more else [])
+
+
 class SubmissionError(Exception):
     """The file cannot be read at all (size cap, encoding, JSON syntax)."""
 

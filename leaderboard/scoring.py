@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from . import results_index
+from . import protocols, results_index
 from .fastpath import fast_parse
 from .problems import Problem, Problems, SubmissionError
 from .submission import DEFAULT_MAX_BYTES, FALLBACK_LIMITS, Limits, parse_raw, read_bytes, read_file
@@ -37,7 +37,7 @@ from .tracks import TRACKS, Track
 
 # Bump whenever a metric definition, a validation rule or the result layout
 # changes: every cached result is then recomputed.
-METRIC_VERSION = "3"
+METRIC_VERSION = "4"
 _VERSION_TAG = f"v{METRIC_VERSION}"  # as it stands in a results-cache key
 NO_JUDGE = "none"
 
@@ -195,6 +195,14 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         "breakdowns": scores.breakdowns,
         "extra": scores.extra,
     }
+    if t.deviations:
+        # The official script's protocol beside the board's, with the board's judged values (judged metrics have
+        # one protocol), and each deviation's stepwise effect: cached together, so neither the board's "Scores"
+        # choice nor the detail view ever rescores a file.
+        with gc_paused():
+            official, effects = protocols.official_report(t, checked.parsed, checked.gold, summary)
+        summary["official"] = protocol_part(official)
+        summary["deviations"] = effects
     record = None
     if ledger is not None:
         summary["judge_ledger"] = ledger.to_dict()
@@ -205,6 +213,18 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         if kept:
             record = Record(sha256, judge.name, judge.prompt_version, summary.get("judge_ledger") or {}, kept)
     return Result(summary, scores.units, record)
+
+
+OFFICIAL_KEYS = ("overall", "ci", "breakdowns", "n", "missing")  # summary["official"]: the board's keys, scored officially
+
+
+def protocol_part(scores) -> dict:
+    """The summary's "official" part: what the table, charts and detail view read of the official protocol
+    (the per-unit arrays stay the board's: compare and detail read those)."""
+    part = {"overall": scores.overall, "ci": scores.ci, "breakdowns": scores.breakdowns, "n": scores.n, "missing": scores.missing}
+    if scores.extra.get("notes"):  # what the official protocol left out or could not read in this file
+        part["notes"] = scores.extra["notes"]
+    return part
 
 
 def _plain_system(system) -> dict:
@@ -609,6 +629,10 @@ def summary_problem(key: str, summary: Any) -> str | None:
         return "lacks system or errors"
     if status == "scored" and not all(isinstance(summary.get(k), Mapping) for k in ("overall", "ci", "breakdowns")):
         return "lacks overall, ci or breakdowns"
+    if status == "scored" and (t := TRACKS.get(track or "")) is not None and t.deviations:
+        official = summary.get("official")  # both protocols are stored together (score_checked)
+        if not isinstance(official, Mapping) or not all(isinstance(official.get(k), Mapping) for k in OFFICIAL_KEYS[:3]):
+            return "lacks the official protocol's overall, ci or breakdowns"
     return None
 
 
@@ -675,8 +699,16 @@ class Rescorer:
     @property
     def gold_shas(self) -> dict[str, str]:
         if self._gold_shas is None:
-            self._gold_shas = {name: t.load_gold(self.gold_sources.get(name)).sha256 for name, t in TRACKS.items()}
+            self._gold_shas = {name: self._gold_sha(t) for name, t in TRACKS.items()}
         return self._gold_shas
+
+    def _gold_sha(self, track) -> str:
+        """The gold's hash; "" when it cannot be read (no cached result matches it): then that track's files
+        fail as they are scored, with its reason on the status line, and the other tracks stand."""
+        try:
+            return track.load_gold(self.gold_sources.get(track.name)).sha256
+        except (ValueError, OSError):
+            return ""
 
     def cached(self, sha256: str, judge=None) -> Scored | None:
         """The cached result for this content hash, without reading the submission file."""

@@ -46,16 +46,22 @@ _REJECTED = ("invalid", "duplicate")
 class JudgeProgress:
     done: int = 0
     total: int = 0
-    # batch mode: the batch being polled and its lines answered of sent (the status line shows them)
+    # batch mode: the batch being polled, its lines answered of sent, when it was sent (epoch seconds) and
+    # whether its output is still awaited (the status line shows them)
     batch_id: str = ""
     lines_done: int = 0
     lines_total: int = 0
+    batch_since: float = 0.0
+    batch_waiting: bool = False
 
     def __call__(self, done: int, total: int) -> None:
         self.done, self.total = done, total
 
-    def on_batch(self, batch_id: str, lines_done: int, lines_total: int) -> None:
+    def on_batch(
+        self, batch_id: str, lines_done: int, lines_total: int, since: float | None = None, waiting: bool = True
+    ) -> None:
         self.batch_id, self.lines_done, self.lines_total = batch_id, lines_done, lines_total
+        self.batch_since, self.batch_waiting = time.time() if since is None else since, waiting
 
 
 class Board:

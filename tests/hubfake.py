@@ -9,6 +9,7 @@ It implements exactly the calls the store makes through `huggingface_hub`
     GET  /api/{type}s/{repo}                      (repo info, with the head commit "sha")
     GET  /api/{type}s/{repo}/revision/{rev}
     GET  /api/{type}s/{repo}/tree/{rev}[/{path}]  (?recursive, cursor pagination via Link header)
+    GET  /api/{type}s/{repo}/commits/{rev}        (history, newest first: ?limit per page, ?p, Link header)
     POST /api/{type}s/{repo}/preupload/{rev}      (every file is "regular": no LFS)
     POST /api/{type}s/{repo}/commit/{rev}         (NDJSON: header, file base64, deletedFile, deletedFolder)
     HEAD/GET /[{type}s/]{repo}/resolve/{rev}/{path}  (ETag, X-Repo-Commit, Content-Length)
@@ -27,8 +28,10 @@ under one lock (concurrent commits both land; a stale `parentCommit` gets 412
 as on the Hub). Tests can switch the server `down()` (listening socket closed:
 connection refused), make it answer errors (`fail(500)`), answer slowly
 (`slow(seconds)`), or do the work of a request and lose its reply
-(`lose_replies("/commit/")`: dropped, or sent only after a delay), and count
-the requests it received.
+(`lose_replies("/commit/")`: dropped, or sent only after a delay), run a test's
+action when a request arrives, before it is answered (`on_request("/resolve/",
+push)`: a push that lands exactly between a client's two calls), cut pull-request
+diffs at a size as the Hub does (`diff_limit`), and count the requests it received.
 
     with running_hub(tokens={"hf_...": "alice"}) as hub:
         hub.create_repo("org/subs")
@@ -107,6 +110,17 @@ class Repo:
         pr = self.discussions.get(int(num)) if num.isdigit() else None
         return pr.head(self) if pr is not None and pr.is_pull_request else None
 
+    def commit_by_sha(self, sha: str) -> Commit | None:
+        """Any commit of the repo, on main or on a pull request's branch."""
+        for commit in self.commits:
+            if commit.sha == sha:
+                return commit
+        for pr in self.discussions.values():
+            for commit in pr.commits:
+                if commit.sha == sha:
+                    return commit
+        return None
+
     def resolve_pr_commit(self, prefix: str) -> Commit | None:
         for pr in self.discussions.values():
             for commit in pr.commits:
@@ -183,6 +197,10 @@ class FakeHub:
         # Simulates a misbehaving server or proxy that echoes the request's Authorization
         # header in its error messages: the client side must still never show the token.
         self.echo_auth = False
+        # on_request(): (path part, method or None, action) run once when a matching request arrives
+        self._on_request: list[tuple[str, str | None, object]] = []
+        # The Hub cuts a large pull-request diff and says so at its end; None: never cut.
+        self.diff_limit: int | None = None
         self.port: int | None = None
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -279,6 +297,11 @@ class FakeHub:
         self.lost_reply_path = path_contains
         self.lost_reply_delay = delay
 
+    def on_request(self, path_contains: str, action, method: str | None = None) -> None:
+        """Run `action()` once, when the next request whose path contains `path_contains` arrives (before answering it)."""
+        with self.lock:
+            self._on_request.append((path_contains, method, action))
+
     def hold(self, at_most: float = 60.0) -> None:
         """Keep every request waiting until `ok()` (or `at_most` seconds): a pull that is surely still running."""
         self.held_max = at_most
@@ -289,6 +312,8 @@ class FakeHub:
         self.released.set()
         self.delay = 0.0
         self.lost_reply_path = None
+        with self.lock:
+            self._on_request.clear()
 
     # ---- request log ---------------------------------------------------------------------------
 
@@ -499,7 +524,10 @@ class FakeHub:
                 before.decode("utf-8", "replace").splitlines(), after.decode("utf-8", "replace").splitlines(), lineterm="", n=0
             )
             out += [line for line in hunk if not line.startswith(("---", "+++"))]
-        return "\n".join(out) + "\n" if out else ""
+        diff = "\n".join(out) + "\n" if out else ""
+        if self.diff_limit is not None and len(diff) > self.diff_limit:  # as the Hub: the rest is not sent
+            diff = diff[: self.diff_limit] + f"\n... (diff truncated, {len(diff):,} bytes)\n"
+        return diff
 
     def _add_event(self, pr: PullRequest, kind: str, author: str, data: dict) -> dict:
         event = {
@@ -681,6 +709,11 @@ class _Handler(BaseHTTPRequestHandler):
         path, query = split.path, parse_qs(split.query)
         with hub.lock:
             hub.requests.append((method, path))
+            hooks = [h for h in hub._on_request if h[0] in path and h[1] in (None, method)][:1]
+            for hook in hooks:
+                hub._on_request.remove(hook)
+        for _, _, action in hooks:  # outside the lock: the action may commit
+            action()
         if method == "POST":
             body = self._body()  # read before answering so the connection stays usable
         else:
@@ -729,6 +762,8 @@ class _Handler(BaseHTTPRequestHandler):
             if len(rest) >= 2 and rest[0] == "tree" and method == "GET":
                 sub = unquote("/".join(rest[2:])) if len(rest) > 2 else ""
                 return self._tree(repo_type, repo_id, unquote(rest[1]), sub, query)
+            if len(rest) == 2 and rest[0] == "commits" and method == "GET":
+                return self._commits(repo_type, repo_id, unquote(rest[1]), query)
             if len(rest) == 2 and rest[0] == "preupload" and method == "POST":
                 return self._preupload(repo_type, repo_id, unquote(rest[1]), body)
             if len(rest) == 2 and rest[0] == "commit" and method == "POST":
@@ -883,6 +918,31 @@ class _Handler(BaseHTTPRequestHandler):
             )
             headers["Link"] = f'<{next_url}>; rel="next"'
         self._json(200, page, headers)
+
+    def _commits(self, repo_type: str, repo_id: str, revision: str, query: dict):
+        """A revision's history, newest first, as the Hub pages it (`limit` a page, `p` the page, Link to the next)."""
+        limit = max(1, min(1000, int((query.get("limit") or ["50"])[0])))
+        page = int((query.get("p") or ["0"])[0])
+        with self.hub.lock:
+            repo = self._readable_repo(repo_type, repo_id)
+            commit = repo.resolve(revision)
+            if commit is None:
+                raise HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+            history = []
+            while commit is not None:
+                history.append(commit)
+                commit = repo.commit_by_sha(commit.parent) if commit.parent else None
+        chunk = history[page * limit : (page + 1) * limit]
+        items = [
+            {"id": c.sha, "title": c.message, "message": "", "authors": [{"user": "?", "avatar": None}], "date": c.date}
+            for c in chunk
+        ]
+        headers = {}
+        if (page + 1) * limit < len(history):
+            host = self.headers.get("Host") or f"127.0.0.1:{self.hub.port}"
+            url = f"http://{host}/api/{repo_type}s/{repo_id}/commits/{quote(revision, safe='')}?limit={limit}&p={page + 1}"
+            headers["Link"] = f'<{url}>; rel="next"'
+        self._json(200, items, headers)
 
     def _preupload(self, repo_type: str, repo_id: str, revision: str, body: bytes):
         self._require_user()

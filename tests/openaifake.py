@@ -30,7 +30,9 @@ live chat calls only; `batch_bodies` every line body a batch answered. Knobs:
 per answered line: "ok", "malformed", "badschema" or an HTTP status such as
 "500"), `expire_plan` (per created batch: None, or the number of lines it
 answers before it expires), `hold` (True, or a set of batch ids: those
-batches stay in_progress, for a restart mid-batch), `api_plan` (one behaviour per
+batches stay in_progress, for a restart mid-batch; `held_done`: the share of
+their lines they report completed meanwhile, 1.0 for a provider whose counts say
+done while its output never comes), `api_plan` (one behaviour per
 Files/Batches request: "ok", an HTTP status, or a lost answer: "lost500" does
 what was asked, e.g. creates the batch, then answers 500, "lostdrop" does it then
 closes the connection without an answer), `extra_output` (raw lines appended to
@@ -108,6 +110,7 @@ class FakeOpenAI:
         self.line_plan: deque[Any] = deque()
         self.expire_plan: deque[int | None] = deque()
         self.hold: bool | set[str] = False
+        self.held_done = 0.0
         self.api_plan: deque[str] = deque()
         self.extra_output: list[str] = []
         self.cancel_keeps = 0
@@ -393,8 +396,8 @@ class FakeOpenAI:
         if held or elapsed < self.batch_seconds:
             batch["status"] = "in_progress"
             total = batch["request_counts"]["total"]
-            fraction = 0.0 if held else elapsed / self.batch_seconds
-            batch["request_counts"]["completed"] = int(total * min(fraction, 0.99))
+            fraction = self.held_done if held else min(elapsed / self.batch_seconds, 0.99)
+            batch["request_counts"]["completed"] = int(total * fraction)
             return
         limit = batch["_expire_after"]
         self._finish(batch, "completed" if limit is None else "expired", limit=limit)

@@ -186,3 +186,98 @@ def test_a_bad_unidoc_line_is_named(tmp_path):
         "line 1: retrieved[0]: 'notes.txt' is not a UniDoc context file name",
         "line 2: expected an object with an id",
     ]
+
+
+MEMORY_PROBE = """
+import resource, sys
+from pathlib import Path
+from leaderboard import convert
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    convert.convert("vdr", [Path(sys.argv[1])], {})
+except convert.ConvertError as exc:
+    print(exc.count, len(exc.problems), exc.lines[-1])
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+"""
+
+
+def test_a_million_bad_trec_lines_keep_200_problems_and_count_them_all(tmp_path):
+    import subprocess
+    import sys
+
+    run = tmp_path / "vidore__x.trec"
+    run.write_bytes(b"q1 Q0 d1 1\n" * 1_000_000)  # four fields: every line a problem
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", MEMORY_PROBE, str(run)], capture_output=True, text=True, cwd=root, timeout=120, check=True
+    ).stdout.splitlines()
+    assert out[0] == "1000000 200 ... and 999,800 more"
+    # every problem kept took ~200 MB more at 1 M lines (2.3 GB at 10 M); 200 lines and a count take nothing
+    assert int(out[1]) < 40, f"peak RSS grew by {out[1]} MB reading 1 M bad lines"
+
+
+def run_cli(capsys, args: list[str]) -> tuple[int, list[str]]:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(args)
+    return exit_.value.code, capsys.readouterr().err.splitlines()
+
+
+@pytest.fixture
+def one_line_run(tmp_path) -> Path:
+    run = tmp_path / "vidore__x.trec"
+    run.write_text("q1 Q0 d1 1 2.0 t\n")
+    return run
+
+
+def _cap_memory() -> None:  # an unbounded read must fail in the child, not take the machine's memory
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("--system-json", "--system-json: /dev/zero is larger than 1,048,576 bytes (a system object is a few KB)"),
+        ("--gold", "gold: /dev/zero is neither a file nor a folder"),
+    ],
+)
+def test_a_device_as_a_file_argument_is_refused_in_one_line(tmp_path, one_line_run, flag, message):
+    import subprocess
+    import sys
+
+    args = ["convert", "vdr", str(one_line_run), "--name", "x", flag, "/dev/zero", "--out", str(tmp_path / "o.jsonl")]
+    done = subprocess.run(
+        [sys.executable, "-m", "leaderboard", *args],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        timeout=120,
+        preexec_fn=_cap_memory,
+    )
+    assert (done.returncode, done.stderr.splitlines()) == (2, [message])
+
+
+def test_a_latin1_system_json_is_one_line(capsys, tmp_path, one_line_run):
+    system = tmp_path / "system.json"
+    system.write_bytes('{\n "name": "Caf\u00e9 RAG"}'.encode("latin-1"))
+    code, err = run_cli(
+        capsys, ["convert", "vdr", str(one_line_run), "--system-json", str(system), "--out", str(tmp_path / "o.jsonl")]
+    )
+    assert code == 2 and err == [f"--system-json: {system} line 2: not UTF-8 (byte 0xe9 at offset 15); save it as UTF-8"]
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+@pytest.mark.parametrize("where", ["folder", "missing folder", "full disk"])
+def test_an_unwritable_out_is_one_line(capsys, tmp_path, one_line_run, where):
+    out = {"folder": tmp_path, "missing folder": tmp_path / "nope" / "o.jsonl", "full disk": Path("/dev/full")}[where]
+    if where == "full disk" and not out.exists():
+        pytest.skip("needs /dev/full")
+    code, err = run_cli(capsys, ["convert", "vdr", str(one_line_run), "--name", "x", "--no-check", "--out", str(out)])
+    expected = {
+        "folder": f"--out: {out} is a folder; give a file name (.jsonl, .json, optionally .gz)",
+        "missing folder": f"--out: the folder {out.parent} does not exist",
+        "full disk": "--out: cannot write /dev/full: No space left on device",
+    }[where]
+    assert (code, err) == (2, [expected])

@@ -129,3 +129,55 @@ def test_nan_in_an_unchecked_header_field_is_refused_on_both_paths(monkeypatch):
     doc = json.dumps(header).replace('"__NAN__"', "NaN").encode() + b"\n" + body
     fast, generic = both(doc, "s.jsonl", monkeypatch)
     assert not fast.ok and not generic.ok and "NaN is not allowed" in fast.errors[0]
+
+
+def _with_ids(mutate) -> bytes:
+    head, *lines = _small(UNIDOC, 4).decode().splitlines()
+    records = [json.loads(x) for x in lines]
+    for r in records:
+        for k, c in enumerate(r["retrieved"]):
+            c["id"] = f"{c['doc']}_id_{k}_pg{c['pages'][0]}.txt"
+    mutate(records)
+    return "\n".join([head, *map(json.dumps, records)]).encode() + b"\n"
+
+
+def _set(key, value):
+    def mutate(records):
+        records[1]["retrieved"][2][key] = value
+
+    return mutate
+
+
+@pytest.mark.parametrize(
+    "mutate, verdict",
+    [
+        (lambda records: None, "fast"),
+        (_set("id", None), "fast"),  # null: no id
+        (_set("id", "x" * 200), "fast"),
+        (_set("id", "x" * 201), "expected at most 200 characters, got 201"),
+        (_set("id", 7), "id: expected a string (the candidate's own name), got int"),
+        (_set("id", ["a"]), "id: expected a string (the candidate's own name), got list"),
+        (lambda records: records[1]["retrieved"].insert(1, dict(records[1]["retrieved"][0])), "repeat"),
+    ],
+    ids=["ids", "null", "200", "201", "int", "list", "repeated-id"],
+)
+def test_candidate_ids_get_the_same_verdict_on_both_paths(mutate, verdict, monkeypatch):
+    """A candidate's optional `id` (a string of at most 200 characters) is checked alike on both paths; a
+    repeated candidate is accepted with a warning (the generic path's, which has the line)."""
+    data = _with_ids(mutate)
+    assert (fast_parse(data, "s.jsonl", None) is not None) == (verdict == "fast")
+    fast, generic = both(data, "s.jsonl", monkeypatch)
+    assert fast.ok == generic.ok == (verdict in ("fast", "repeat"))
+    if fast.ok:
+        assert scores(fast) == scores(generic)
+        assert any("repeated candidate" in w for w in fast.warnings) == (verdict == "repeat")
+    else:
+        assert fast.errors == generic.errors and verdict in str(generic.errors) and "retrieved[2]" in str(generic.errors)
+
+
+def test_ids_change_the_fingerprint_only_when_given(monkeypatch):
+    """Ids are part of what a file says (two chunks of a page are two candidates): a file with ids is not a
+    duplicate of the same file without; a file without ids keeps the fingerprint it had."""
+    plain = scoring.check(_small(UNIDOC, 4), "s.jsonl")
+    named = scoring.check(_with_ids(lambda records: None), "s.jsonl")
+    assert plain.ok and named.ok and plain.fingerprint != named.fingerprint

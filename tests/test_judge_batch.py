@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import re
 import threading
 import time
 from pathlib import Path
@@ -12,7 +14,16 @@ from types import SimpleNamespace
 import openai
 import pytest
 
-from leaderboard.judge import BatchError, BatchJudge, BatchPending, JudgeConfigError, JudgeItem, LLMJudge, make_judge
+from leaderboard.judge import (
+    BatchError,
+    BatchJudge,
+    BatchPending,
+    JudgeConfigError,
+    JudgeItem,
+    LLMJudge,
+    TqdmProgress,
+    make_judge,
+)
 from leaderboard.judge.batch import _bounded_lines, custom_id
 from leaderboard.scoring import score_bytes
 from leaderboard.service import JudgeProgress
@@ -305,9 +316,9 @@ def test_progress_reports_the_batch_and_its_lines(fake, tmp_path):
     seen: list[tuple[str, int, int]] = []
     original = progress.on_batch
 
-    def spy(batch_id: str, done: int, total: int) -> None:
+    def spy(batch_id: str, done: int, total: int, **state) -> None:
         seen.append((batch_id, done, total))
-        original(batch_id, done, total)
+        original(batch_id, done, total, **state)
 
     progress.on_batch = spy  # type: ignore[method-assign]
     judge_for(fake, tmp_path / "batch").judge_many(items(), progress=progress)
@@ -323,6 +334,50 @@ def test_progress_reports_the_batch_and_its_lines(fake, tmp_path):
     html = status_html(board)
     assert "judging: batch batch_&lt;b&gt;999" in html and ", 12 of 40 lines" in html
     assert '<progress value="12" max="40">' in html and "9" * 60 not in html
+
+
+def status_of(progress: JudgeProgress) -> str:
+    board = SimpleNamespace(
+        status=lambda: {"data_as_of": "now", "judge": "openai:m", "banner": "", "notice": ""},
+        judge_progress={"sys-1": progress},
+        entry=lambda _id: SimpleNamespace(name="My RAG"),
+    )
+    return status_html(board)
+
+
+def test_a_batch_the_provider_never_finishes_says_how_long_it_has_waited(fake, tmp_path):
+    fake.hold, fake.held_done = True, 1.0  # its counts say every line is done; its output never comes
+    its = items()
+    progress = JudgeProgress()
+    with pytest.raises(BatchPending):
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.05).judge_many(its, progress=progress)
+    assert re.search(r"judging: batch batch_fake1, 4 of 4 lines, waiting for the provider for \d s ", status_of(progress))
+    # resumed hours later (a restart): the wait counts from when the batch was sent, not from the restart
+    (state,) = (tmp_path / "batch").rglob("batches/*.json")
+    record = json.loads(state.read_text())
+    record["pending"]["sent_at"] -= 3 * 3600 + 5 * 60 + 10
+    state.write_text(json.dumps(record))
+    progress = JudgeProgress()
+    with pytest.raises(BatchPending):
+        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.05).judge_many(its, progress=progress)
+    assert "batch batch_fake1, 4 of 4 lines, waiting for the provider for 3 h 05 min" in status_of(progress)
+    assert len(fake.batches) == 1  # the same batch, polled again
+    # once the output is there the line says so, until the next round's batch replaces it
+    seen = []
+    progress.on_batch = lambda *a, **kw: seen.append((*a, kw["waiting"], kw["since"]))  # type: ignore[method-assign]
+    fake.hold = False
+    judge_for(fake, tmp_path / "batch").judge_many(its, progress=progress)
+    first = [s for s in seen if s[0] == "batch_fake1"]
+    assert first[-1][3] is False and first[-1][4] == record["pending"]["sent_at"]
+    progress = JudgeProgress()
+    progress.on_batch("batch_fake1", 4, 4, since=time.time() - 130, waiting=False)
+    assert "batch batch_fake1, 4 of 4 lines, its output arrived after 2 min: reading it" in status_of(progress)
+    # the CLI's bar says the same
+    bar = TqdmProgress(file=io.StringIO())
+    bar(0, 4)
+    bar.on_batch("batch_fake2", 96, 96, since=time.time() - 2 * 86400 - 3 * 3600, waiting=True)
+    assert bar.bar.postfix == "batch batch_fake2, 96 of 96 lines, waiting for the provider for 2 d 3 h"
+    bar.close()
 
 
 def held_run_state(fake, tmp_path, its) -> Path:

@@ -14,7 +14,7 @@ from leaderboard.judge.replies import MalformedReply
 # Pinned fingerprint of every prompt text and schema. If this test fails you changed
 # what the judge is asked: bump prompts.PROMPT_VERSION (old cached verdicts must not be
 # mixed with new ones), then update the fingerprint below.
-PINNED = {"unidoc-judge-v1": "2fe48ae79cacf11a"}
+PINNED = {"unidoc-judge-v2": "275d8b0054e3e619"}
 
 
 def fingerprint() -> str:
@@ -32,6 +32,20 @@ def test_prompt_changes_require_a_version_bump():
     assert PINNED.get(prompts.PROMPT_VERSION) == fingerprint(), (
         "prompts changed: bump PROMPT_VERSION and pin the new fingerprint " + fingerprint()
     )
+
+
+def test_the_judge_asks_for_the_claims_that_answer_the_question():
+    """As the benchmark's correctness.py asks: the claims a text uses to answer the question, on both
+    sides, not every statement (v1 asked for every fact, "relevant to the question or not")."""
+    gold = prompts.gold_facts_messages("Q?", "Gold.")[1]["content"]
+    check = prompts.response_check_messages("Q?", ["g1"], "Resp.")[1]["content"]
+    support = prompts.fact_support_messages("Q?", "Gold.", ["e1"], ["r1"])[1]["content"]
+    assert "list the claims the gold answer makes to answer the question" in gold
+    assert "list the claims the response makes to answer the question" in check
+    assert "its other statements are not judged" in check
+    for text in (gold, check, support):
+        assert "atomic fact" not in text and "relevant to the question or not" not in text
+    assert "the numbered claims a response makes to answer the question" in support
 
 
 def test_untrusted_text_cannot_leave_its_data_block():
@@ -125,3 +139,16 @@ def test_cache_round_trip_and_defensive_misses(tmp_path):
     assert cache.get_gold(it.qid, it.gold_answer_sha256) == ["g1", "g2"]
     assert cache.get_gold(it.qid, "changed") is None
     assert not list(tmp_path.rglob("*.tmp"))  # atomic writes leave no temp file
+
+
+def test_about_lists_the_judges_differences_from_the_benchmarks_script():
+    from leaderboard.tracks import TRACKS
+    from leaderboard.ui.about import about_markdown
+
+    text = about_markdown()
+    declared = TRACKS["unidoc"].judge_deviations
+    assert len(declared) == 4  # SCORING.md, "Official scripts": temperature, gold claims, reference, failures
+    for d in declared:
+        assert f"`{d.name}`: the script {d.script}; the board {d.board}, as {d.why}." in text
+    for said in ("temperature 0.85", "temperature 0", "once per question", "chunks' text", "judge failure out of the mean"):
+        assert said in text

@@ -14,7 +14,7 @@ from leaderboard.metrics import (
     char_ngram_recall,
     multi_part_recall,
     ndcg_at_k,
-    page_overlap_precision_recall,
+    page_precision_recall,
     paired_test,
     selection_entropy,
 )
@@ -62,37 +62,58 @@ def test_multi_part_answers_need_every_part():
     assert split_parts(["A", " ", "B"], split=False) == ["A", "B"]  # parts normalising to empty are dropped
 
 
-def test_precision_recall_page_overlap_hand_computed():
-    gold = [("d1", 5, 6), ("d1", 5, 6), ("d1", 9, 9), ("d2", 1, 1)]  # the duplicate counts once
+def test_precision_recall_over_gold_pages_hand_computed():
+    gold = {("d1", 5), ("d1", 6), ("d1", 9), ("d2", 1)}
     cands = [
-        ("d1", 6, 8, "text"),  # partial overlap with d1 5-6: hit
+        ("d1", 6, 8, "text"),  # shares page 6: hit, covers 6
         ("d1", 6, 8, "text"),  # repeat of the previous one: miss
-        ("d1", 6, 8, "image"),  # same pages, other modality: a distinct candidate, hit
-        ("d1", 7, 8, None),  # between the gold ranges: miss
+        ("d1", 6, 8, "image"),  # same pages, other modality: a distinct candidate, hit (covers nothing new)
+        ("d1", 7, 8, None),  # between the gold pages: miss
         ("d3", 1, 1, None),  # other doc: miss
+        ("d1", 4, 5, "text", "c1"),  # hit, covers 5
+        ("d1", 4, 5, "text", "c2"),  # another chunk of the same pages (its own id): hit
+        ("d1", 9, 9, "text", "c1"),  # the id of an earlier candidate: a repeat, whatever its pages
+        ("d1", 4, 5, "text"),  # no id, same doc, pages and modality as an earlier one: a repeat
     ]
-    p, r = page_overlap_precision_recall(cands, gold)
-    assert p == pytest.approx(2 / 10)  # P@10 = tp / 10 even for a short list
-    assert r == pytest.approx(1 / 3)
-    p, r = page_overlap_precision_recall([("d1", 1, 100, None)] + [("x", 1, 1, None)] * 10, gold)
-    assert (p, r) == (pytest.approx(0.1), pytest.approx(2 / 3))  # one wide candidate covers both d1 contexts
+    p, r = page_precision_recall(cands, gold)
+    assert p == pytest.approx(4 / 10)  # P@10 = hits / 10 even for a short list
+    assert r == pytest.approx(2 / 4)  # pages 5 and 6 of 4 gold pages
+    # the script's rules: every copy counts, and the list's length divides
+    assert page_precision_recall(cands, gold, repeats_count_once=False, precision_over_k=False) == (
+        pytest.approx(7 / 9),
+        pytest.approx(3 / 4),
+    )
+    p, r = page_precision_recall([("d1", 1, 100, None)] + [("x", 1, 1, None)] * 10, gold)
+    assert (p, r) == (pytest.approx(0.1), pytest.approx(3 / 4))  # one wide candidate covers every d1 page
     # only the first 10 count
-    p, r = page_overlap_precision_recall([("x", i, i, None) for i in range(1, 11)] + [("d2", 1, 1, None)], gold)
+    p, r = page_precision_recall([("x", i, i, None) for i in range(1, 11)] + [("d2", 1, 1, None)], gold)
     assert (p, r) == (0.0, 0.0)
+    assert math.isnan(page_precision_recall([], gold, precision_over_k=False)[0])
 
 
 @given(
-    st.lists(st.tuples(st.sampled_from("ab"), st.integers(1, 6), st.integers(0, 3), st.sampled_from([None, "text"])), max_size=14)
+    st.lists(
+        st.tuples(
+            st.sampled_from("ab"),
+            st.integers(1, 6),
+            st.integers(0, 3),
+            st.sampled_from([None, "text"]),
+            st.sampled_from([None, "x", "y"]),
+        ),
+        max_size=14,
+    )
 )
-def test_precision_is_true_positives_over_ten(raw):
-    cands = [(d, s, s + w, m) for d, s, w, m in raw]
-    gold = [("a", 2, 3), ("b", 5, 5)]
-    seen, tp = set(), 0
-    for c in cands[:10]:
-        if c not in seen:
-            seen.add(c)
-            tp += any(c[0] == g[0] and c[1] <= g[2] and g[1] <= c[2] for g in gold)
-    p, r = page_overlap_precision_recall(cands, gold)
+def test_precision_is_hits_over_ten_and_a_repeat_is_a_miss(raw):
+    cands = [(d, s, s + w, m) if i is None else (d, s, s + w, m, i) for d, s, w, m, i in raw]
+    gold = {("a", 2), ("a", 3), ("b", 5)}
+    tp = 0
+    for j, c in enumerate(cands[:10]):
+        earlier = cands[:j]
+        repeat = any(
+            (len(c) == len(e) == 5 and c[4] == e[4]) or ((len(c) == 4 or len(e) == 4) and c[:4] == e[:4]) for e in earlier
+        )
+        tp += not repeat and any(c[0] == g[0] and c[1] <= g[1] <= c[2] for g in gold)
+    p, r = page_precision_recall(cands, gold)
     assert p == tp / 10 and 0 <= r <= 1
 
 
@@ -194,7 +215,9 @@ def test_paired_test_detects_a_real_difference_and_not_noise():
     )
 )
 def test_batched_unidoc_scoring_equals_the_per_question_function(lists):
-    """The vectorised path of the unidoc track gives exactly the scalar definition's numbers."""
+    """The vectorised path of the unidoc track gives exactly the scalar definition's numbers, in both protocols
+    (the demo gold's doc ids have no leading zero and its candidates no id: only repeats, the denominator and
+    empty lists tell the protocols apart)."""
     from leaderboard.problems import Problems
     from leaderboard.submission import Envelope
     from leaderboard.tracks import TRACKS
@@ -216,12 +239,21 @@ def test_batched_unidoc_scoring_equals_the_per_question_function(lists):
     problems = Problems()
     run = track.validate(env, gold, problems)
     assert problems.ok
+    from leaderboard.tracks.unidoc import gold_pages
+
     scores = track.score(run, gold)
+    official = track.score_with(run, gold, frozenset())
     for i, rec in enumerate(records):
         cands = [(c["doc"], c["pages"][0], c["pages"][-1], c.get("modality")) for c in rec["retrieved"]]
-        p, r = page_overlap_precision_recall(cands, qs[i].contexts)
+        p, r = page_precision_recall(cands, gold_pages(qs[i]))
         assert scores.units["precision@10"][i] == pytest.approx(p)
         assert scores.units["recall@10"][i] == pytest.approx(r)
+        p, r = page_precision_recall(cands, gold_pages(qs[i]), repeats_count_once=False, precision_over_k=False)
+        if cands:
+            assert official.units["precision@10"][i] == pytest.approx(p)
+            assert official.units["recall@10"][i] == pytest.approx(r)
+        else:  # the script leaves an empty list out
+            assert np.isnan(official.units["precision@10"][i])
 
 
 @settings(max_examples=150, deadline=None)

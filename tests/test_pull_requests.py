@@ -20,7 +20,8 @@ from leaderboard import demo
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
-from leaderboard.store.hub_prs import REFUSED, VALID, allowed_path, parse_diff
+from leaderboard.store.hub_prs import REFUSED, VALID, fair_order
+from leaderboard.store.pr_tree import allowed_path
 from leaderboard.tracks import TRACKS
 from leaderboard.ui import views
 
@@ -92,8 +93,8 @@ def test_a_valid_pull_request_is_scored_commented_once_and_merged(hub, tmp_path)
         bounds = f" (95% CI {low_high[0]:.3f} to {low_high[1]:.3f})" if low_high else ""
         assert f": {value:.3f}{bounds}\n" in comments[0] + "\n"
     assert "(95% CI" in comments[0]
-    assert hub.pull_request(REPO, num).status == "merged"
-    assert "submissions/vdr/alice/run1.json" in hub.files(REPO)
+    assert hub.pull_request(REPO, num).status == "closed" and "landed on main as commit" in comments[0]
+    assert hub.files(REPO)["submissions/vdr/alice/run1.json"] == data
     board.refresh()  # the merge reaches main: the file is a board entry of alice's, ranked
     (entry,) = board.entries("vdr")
     assert (entry.user, entry.pull_request, entry.status, entry.id) == ("alice", None, "scored", entry_id)
@@ -146,7 +147,7 @@ def test_an_invalid_pull_request_gets_every_problem_and_is_closed_after_the_dela
 @pytest.mark.parametrize(
     ("files", "expected"),
     [
-        ({"submissions/vdr/bob/20260101T000000Z-aaaaaaaaaaaa.json": b"{}"}, "belong to bob"),
+        ({"submissions/vdr/bob/20260101T000000Z-aaaaaaaaaaaa.json": b"{}"}, "belong to `bob`"),
         ({"flags.json": b'{"submissions/vdr/bob/x.json": "hidden"}'}, "only maintainers change flags"),
         ({"notes.txt": b"hi"}, "submissions go to"),
     ],
@@ -183,8 +184,9 @@ def test_a_refresh_with_nothing_new_costs_a_few_requests_no_download_no_comment(
     board.refresh()
     assert hub.downloads() == [] and all(len(board_comments(hub, n)) == 1 for n in nums)
     assert hub.count("POST") == 0
-    assert hub.count() == 3  # main's head, the open pull requests, their heads
-    # A new push to one pull request: that one is reviewed (and commented) again, the others are not.
+    assert hub.count() == 3  # main's head, the open pull requests, the heads (theirs and main's)
+    # A new push to one pull request: that one is reviewed (and commented) again once the comment interval
+    # is over, the others are not.
     HfApi(endpoint=hub.url, token=ALICE).upload_file(
         path_or_fileobj=run(seed=60, name="v2"),
         path_in_repo="submissions/vdr/alice/run0.json",
@@ -192,6 +194,9 @@ def test_a_refresh_with_nothing_new_costs_a_few_requests_no_download_no_comment(
         repo_type="dataset",
         revision=f"refs/pr/{nums[0]}",
     )
+    board.refresh()
+    assert [len(board_comments(hub, n)) for n in nums] == [1, 1, 1]
+    board.store.pull_requests._clock = lambda: datetime.now(UTC) + timedelta(minutes=11)
     board.refresh()
     assert [len(board_comments(hub, n)) for n in nums] == [2, 1, 1]
 
@@ -214,7 +219,7 @@ def test_a_name_taken_and_the_daily_limit_apply(hub, tmp_path):
     hub.commit(REPO, {"submissions/vdr/bob/20260101T000000Z-aaaaaaaaaaaa.json": run(seed=70, name="Shared")})
     num = open_pr(hub, ALICE, {"submissions/vdr/alice/a.json": run(seed=71, name="shared")})
     board = board_on(hub, tmp_path, submissions_per_day=1)
-    assert "is already used on the vdr track by bob" in board_comments(hub, num)[0]
+    assert "is already used on the vdr track by `bob`" in board_comments(hub, num)[0]
     two = open_pr(
         hub, ALICE, {"submissions/vdr/alice/b.json": run(seed=72, name="b"), "submissions/vdr/alice/c.json": run(seed=73)}
     )
@@ -243,7 +248,7 @@ def test_a_sidecar_must_agree_with_the_file_and_the_pull_request(hub, tmp_path):
     )
     board_on(hub, tmp_path, auto_merge=True)
     (comment,) = board_comments(hub, num)
-    assert "user is 'mallory', expected 'alice'" in comment and "submitted_at '2020-01-01T00:00:00Z'" in comment
+    assert "user is `'mallory'`, expected 'alice'" in comment and "submitted_at `2020-01-01T00:00:00Z`" in comment
     assert hub.pull_request(REPO, num).status == "open"
 
 
@@ -258,20 +263,14 @@ def test_a_draft_from_upload_folder_is_reviewed_once_it_has_its_commit(hub, tmp_
     assert board.store.pull_requests.reviews[info.pr_num].outcome == VALID
 
 
-def test_diff_reading():
-    diff = (
-        "diff --git a/x/y.json b/x/y.json\nnew file mode 100644\n--- /dev/null\n+++ b/x/y.json\n@@ -0,0 +1 @@\n"
-        "+diff --git a/evil b/evil\n+deleted file mode 100644\n"
-        "diff --git a/flags.json b/flags.json\nindex 1..2 100644\n--- a/flags.json\n+++ b/flags.json\n"
-        "diff --git a/gone b/gone\ndeleted file mode 100644\n"
-    )
-    assert parse_diff(diff) == [("x/y.json", "added"), ("flags.json", "modified"), ("gone", "deleted")]
-    assert parse_diff('diff --git "a/with space" "b/with space"\nnew file mode 100644\n') is None
-    assert parse_diff("garbage") is None and parse_diff("") == []
+def test_paths_and_order():
     assert allowed_path("submissions/vdr/alice/../x.json", "alice") is not None
     assert allowed_path("submissions/vdr/alice/x.json", "alice") is None
     assert allowed_path("submissions/vdr/alice/x.json.meta.json", "alice") is None
     assert allowed_path("submissions/vdr/alice/sub/x.json", "alice") is not None
+    # round-robin across authors, each author's longest-waiting first
+    waiting = [("t1", 1, "m"), ("t1", 2, "m"), ("t3", 3, "m"), ("t2", 4, "a"), ("t0", 5, "b"), ("t4", 6, "a")]
+    assert fair_order(waiting) == [5, 1, 4, 2, 6, 3]
 
 
 def test_submit_from_the_cli_opens_a_pull_request_the_board_scores(hub, tmp_path, monkeypatch, capsys):
@@ -294,7 +293,7 @@ def test_submit_from_the_cli_opens_a_pull_request_the_board_scores(hub, tmp_path
     assert f"pull request opened: {hub.url}/datasets/{REPO}/discussions/1" in out
     board = board_on(hub, tmp_path / "board", auto_merge=True)
     (comment,) = board_comments(hub, 1)
-    assert "valid" in comment and hub.pull_request(REPO, 1).status == "merged"
+    assert "valid" in comment and hub.pull_request(REPO, 1).status == "closed"
     board.refresh()
     (entry,) = board.entries("vdr")
     assert entry.user == "alice" and entry.metadata["original_filename"] == "my-run.json"
@@ -372,6 +371,10 @@ def test_the_fake_hub_serves_pull_requests_to_the_real_client(hub, tmp_path):
     assert Path(local).read_bytes() == b"2"
     refs = api.list_repo_refs(REPO, repo_type="dataset", include_pull_requests=True)
     assert {r.ref for r in refs.pull_requests} == {f"refs/pr/{n}" for n in nums}
+    hub.commit(REPO, {"x.txt": b"main moved"})
+    history = [c.commit_id for c in api.list_repo_commits(REPO, revision="refs/pr/3", repo_type="dataset")]
+    mains = [c.sha for c in hub.commits(REPO)]
+    assert history == [hub.pull_request(REPO, 3).commits[-1].sha, *reversed(mains[:-1])]  # its own, then its base's
     api.change_discussion_status(REPO, nums[0], "closed", repo_type="dataset")
     assert api.get_discussion_details(REPO, nums[0], repo_type="dataset").status == "closed"
     api.merge_pull_request(REPO, nums[1], repo_type="dataset")
@@ -382,11 +385,12 @@ def test_the_fake_hub_serves_pull_requests_to_the_real_client(hub, tmp_path):
 
 def test_a_merge_conflict_is_said_in_the_comment_and_left_to_a_maintainer(hub, tmp_path):
     num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": run()})
-    hub.commit(REPO, {"submissions/vdr/alice/run1.json": run(seed=90, name="other")})  # main moved: same path
+    other = run(seed=90, name="other")
+    hub.commit(REPO, {"submissions/vdr/alice/run1.json": other})  # main moved: same path
     board_on(hub, tmp_path, auto_merge=True)
     (comment,) = board_comments(hub, num)
-    assert "could not be merged automatically" in comment and "Merged automatically" not in comment
-    assert hub.pull_request(REPO, num).status == "open"
+    assert "`submissions/vdr/alice/run1.json`: a file of this name is on main already" in comment
+    assert hub.pull_request(REPO, num).status == "open" and hub.files(REPO)["submissions/vdr/alice/run1.json"] == other
 
 
 def test_a_refused_comment_is_retried_alone_without_fetching_again(hub, tmp_path, monkeypatch):
@@ -410,12 +414,177 @@ def test_a_refused_comment_is_retried_alone_without_fetching_again(hub, tmp_path
     assert len(board_comments(hub, num)) == 1
 
 
-def test_a_diff_over_the_cap_is_refused_unread(hub, tmp_path, monkeypatch):
+# ---- the pull-request door under attack (issue 24) ------------------------------------------------------------------
+
+
+def push(hub, num: int, files: dict[str, bytes], deletes: list[str] | None = None, author: str = "alice") -> str:
+    """The author's push to `refs/pr/<num>` (no HTTP: it lands exactly when a test's fault control says)."""
+    return hub.commit_to_pull_request(REPO, num, files, deletes, "push", author).sha
+
+
+def reviewed_head(hub, num: int) -> str:
+    return hub.pull_request(REPO, num).commits[-1].sha
+
+
+def test_a_cut_diff_hides_nothing_the_tree_shows(hub, tmp_path):
+    victim, theirs = "submissions/vdr/bob/20260101T000000Z-aaaaaaaaaaaa.json", run(seed=40)
+    hub.commit(REPO, {victim: theirs})
+    ours = {f"submissions/vdr/alice/run{i}.json": run(seed=140 + i, name=f"alice {i}") for i in range(2)}
+    num = hub.open_pull_request(REPO, "alice", {**ours, victim: b"", "zzz-smuggled.md": b"# hi\n"})
+    repo = hub.repos[("dataset", REPO)]
+    diff = hub.pr_diff(repo, hub.pull_request(REPO, num))
+    hub.diff_limit = diff.index("diff --git a/submissions/vdr/bob/")  # the Hub's cut falls before the victim's file
+    board_on(hub, tmp_path, auto_merge=True)
+    main = hub.files(REPO)
+    assert main[victim] == theirs and "zzz-smuggled.md" not in main and not set(ours) & set(main)
+    (comment,) = board_comments(hub, num)
+    assert "not merged automatically" in comment
+    assert f"`{victim}`" in comment and "`zzz-smuggled.md`" in comment
+    assert hub.pull_request(REPO, num).status == "open"
+
+
+def test_a_push_between_review_and_merge_is_not_merged(hub, tmp_path):
+    hub.commit(REPO, {"submissions/vdr/bob/20260101T000000Z-aaaaaaaaaaaa.json": run(seed=40), "flags.json": b"{}"})
+    mine = "submissions/vdr/alice/run1.json"
+    num = hub.open_pull_request(REPO, "alice", {mine: run()})
+    hidden = json.dumps({"submissions/vdr/bob/20260101T000000Z-aaaaaaaaaaaa.json": {"status": "hidden"}}).encode()
+    # The author pushes while the board downloads her file: after the review's listing, before any merge.
+    hub.on_request(f"/resolve/{reviewed_head(hub, num)}/{mine}", lambda: push(hub, num, {"flags.json": hidden}, [mine]), "GET")
+    board = board_on(hub, tmp_path, auto_merge=True)
+    assert hub.files(REPO)["flags.json"] == b"{}" and mine not in hub.files(REPO)
+    assert hub.pull_request(REPO, num).status == "open"
+    board.refresh()  # the new head is reviewed: it touches flags.json and deletes a file
+    assert hub.files(REPO)["flags.json"] == b"{}"
+    (comment,) = board_comments(hub, num)
+    assert "not merged automatically" in comment and "flags.json" in comment
+    assert [e.user for e in board.entries("vdr")] == ["bob"]
+
+
+def test_a_push_just_before_the_boards_commit_lands_only_the_reviewed_bytes(hub, tmp_path):
+    hub.commit(REPO, {"flags.json": b"{}"})
+    mine, data = "submissions/vdr/alice/run1.json", run()
+    num = hub.open_pull_request(REPO, "alice", {mine: data})
+    reviewed = hub.pull_request(REPO, num).commits[-1].sha
+    hidden = b'{"submissions/vdr/alice/run1.json": {"status": "hidden"}}'
+    swap = lambda: push(hub, num, {"flags.json": hidden, mine: b"{}"})  # noqa: E731
+    hub.on_request("/preupload/main", swap)  # the board's own commit to main
+    hub.on_request("/merge", swap)  # (a merge through the Hub's merge button, for comparison)
+    board_on(hub, tmp_path, auto_merge=True)
+    main = hub.files(REPO)
+    assert main["flags.json"] == b"{}" and main[mine] == data  # the bytes reviewed, nothing pushed after
+    assert hub.pull_request(REPO, num).status == "closed"
+    (comment,) = board_comments(hub, num)
+    assert f"review of {reviewed[:7]}: valid" in comment and "landed on main as commit" in comment
+
+
+def test_reviews_are_fair_across_authors_and_comments_coalesce(hub, tmp_path):
+    floods = [hub.open_pull_request(REPO, "mallory", {f"submissions/vdr/mallory/f{i}.json": b"{}"}) for i in range(10)]
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": run()})
+    now = [datetime.now(UTC)]
+    settings = StoreSettings(submissions_repo=REPO, hf_token=FAKE_TOKEN, hf_endpoint=hub.url, data_dir=tmp_path, hub_timeout=5)
+    board = Board(Settings(data_dir=tmp_path, judge="none"), settings)
+    board.store.pull_requests._clock = lambda: now[0]
+    board.start(background=False)
+    for round_ in range(4):  # ten pull requests pushed at every refresh
+        for n in floods:
+            push(hub, n, {f"submissions/vdr/mallory/f{n}.json": b'{"round": %d}' % round_}, author="mallory")
+        if round_ < 1:
+            board.refresh()
+            assert len(board_comments(hub, num)) == 1, "another author's pull request waited more than two refreshes"
+        else:
+            now[0] += timedelta(seconds=30)
+            board.refresh()
+    assert [len(board_comments(hub, n)) for n in floods] == [1] * 10  # pushes within the interval: no new comment
+    now[0] += timedelta(minutes=11)
+    board.refresh()
+    assert [len(board_comments(hub, n)) for n in floods] == [2] * 10  # one comment per interval, on the latest head
+    heads = {n: hub.pull_request(REPO, n).commits[-1].sha for n in floods}
+    assert all(heads[n][:7] in board_comments(hub, n)[-1] for n in floods)
+
+
+def test_a_sidecar_flood_is_refused_from_the_listing_without_downloads(hub, tmp_path):
+    files = {"submissions/vdr/alice/run.json": run()}
+    files.update({f"submissions/vdr/alice/x{i}.json.meta.json": b"{}" for i in range(3000)})
+    num = hub.open_pull_request(REPO, "alice", files)
+    hub.reset_counts()
+    board_on(hub, tmp_path, auto_merge=True)
+    assert hub.count(path_contains="/resolve/") == 0
+    (comment,) = board_comments(hub, num)
+    assert "not merged automatically" in comment and ".meta.json" in comment
+    assert hub.count() < 40 and "submissions/vdr/alice/run.json" not in hub.files(REPO)
+
+
+def test_a_comment_flood_by_someone_else_does_not_block_the_review(hub, tmp_path, monkeypatch):
     from leaderboard.store import hub_prs
 
-    monkeypatch.setattr(hub_prs, "MAX_DETAILS_BYTES", 2000)
-    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": b'{"x": "' + b"y" * 5000 + b'"}\n'})
+    monkeypatch.setattr(hub_prs, "MAX_DETAILS_BYTES", 20_000)
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": run()})
+    for _ in range(5):
+        hub.comment(REPO, num, "bob", "z" * 10_000)
     board_on(hub, tmp_path, auto_merge=True)
     (comment,) = board_comments(hub, num)
-    assert "too large to review" in comment and hub.downloads() == []
-    assert hub.pull_request(REPO, num).status == "open"
+    assert "valid" in comment and "too large" not in comment
+    assert "submissions/vdr/alice/run1.json" in hub.files(REPO)
+
+
+HOSTILE = "[Claim prize](http://x) ![t](http://x/t.png) @maint <b>x</b> *y*"
+
+
+def rendered(comment: str) -> tuple[str, str]:
+    """(html, the text outside code spans) of a comment as CommonMark renders it."""
+    import re
+
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(comment)
+    return html, re.sub(r"<code>.*?</code>", "", html, flags=re.S)
+
+
+def test_submitter_text_in_comments_is_inert(hub, tmp_path):
+    valid = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": run(name=HOSTILE)})
+    meta = {"track": "vdr", "user": HOSTILE}
+    bad = open_pr(
+        hub,
+        ALICE,
+        {
+            "submissions/vdr/alice/run2.json": run(seed=32, name="plain"),
+            "submissions/vdr/alice/run2.json.meta.json": json.dumps(meta).encode(),
+        },
+    )
+    plain = HOSTILE.replace("/", "")  # a path: no folders
+    hub.commit(REPO, {f"b: {plain}.md": b"hi"})
+    refused = hub.open_pull_request(REPO, "alice", {f"notes: {plain}.md": b"hi", f"b: {plain}.md": b"edited"})
+    board_on(hub, tmp_path)
+    for num in (valid, bad, refused):
+        (comment,) = board_comments(hub, num)
+        html, outside = rendered(comment)
+        for tag in ('href="http://x', "<img", "<b>x", "<em>y"):  # the board's own links and emphasis are its own
+            assert tag not in html, (num, tag, comment)
+        assert "@maint" not in outside and "http:" not in outside, comment
+        assert "@maint" in html, comment  # shown, as text
+
+
+def test_a_landing_whose_answer_was_lost_is_found_on_main_and_closed(hub, tmp_path):
+    data = run()
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": data})
+    hub.lose_replies("/commit/main")  # the board's commit lands; its answer never comes
+    board = board_on(hub, tmp_path, auto_merge=True)
+    hub.ok()
+    assert hub.files(REPO)["submissions/vdr/alice/run1.json"] == data and board_comments(hub, num) == []
+    board.refresh()  # reviewed again: the files are on main, as reviewed
+    (comment,) = board_comments(hub, num)
+    assert "on main already" in comment and hub.pull_request(REPO, num).status == "closed"
+    assert len([c for c in hub.commits(REPO) if "pull request #" in c.message]) == 1  # landed once
+
+
+def test_main_moving_before_the_landing_means_a_new_review_then_the_landing(hub, tmp_path):
+    data = run()
+    num = open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": data})
+    other = {"submissions/vdr/bob/20260101T000000Z-aaaaaaaaaaaa.json": run(seed=40)}
+    hub.on_request("/preupload/main", lambda: hub.commit(REPO, other))  # a maintainer's push lands first
+    board = board_on(hub, tmp_path, auto_merge=True)
+    assert "submissions/vdr/alice/run1.json" not in hub.files(REPO) and board_comments(hub, num) == []
+    board.refresh()  # reviewed again against the new main: it lands on top of it
+    main = hub.files(REPO)
+    assert main["submissions/vdr/alice/run1.json"] == data and set(other) <= set(main)
+    assert len(board_comments(hub, num)) == 1 and hub.pull_request(REPO, num).status == "closed"

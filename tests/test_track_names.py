@@ -1,4 +1,4 @@
-"""No module outside a track's own file, the registry and the demo generators spells or compares a track's name.
+"""No module outside a track's own files, the registry and the demo generators spells or compares a track's name.
 
 Everything else reads the track declarations (tracks/base.py): a new track is one module plus its demo
 generator, and nothing elsewhere silently treats it differently (the way `_judgeable` once judged only
@@ -20,15 +20,15 @@ PACKAGE = ROOT / "leaderboard"
 # Values that name a track for a reason stated here, not by habit.
 ALLOWED = {
     # the prompt version is part of every judge cache key: renaming it would throw every stored verdict away
-    ("leaderboard/judge/prompts.py", 'PROMPT_VERSION = "unidoc-judge-v1"'),
+    ("leaderboard/judge/prompts.py", 'PROMPT_VERSION = "unidoc-judge-v2"'),
 }
 
 
 def owned_by_a_track(path: Path) -> bool:
     rel = path.relative_to(PACKAGE)
     parts = rel.parts
-    if parts[0] == "tracks" and (rel.stem in TRACKS or rel.name == "__init__.py"):
-        return True  # a track's own module, and the registry
+    if parts[0] == "tracks" and (rel.stem.split("_")[0] in TRACKS or rel.name == "__init__.py"):
+        return True  # a track's own modules (`<track>.py`, `<track>_*.py` such as unidoc_gold.py), and the registry
     return parts[0] == "demo" or rel.name == "demo.py"  # the per-track demo generators (leaderboard/demo/<name>.py)
 
 

@@ -8,6 +8,28 @@ from typing import Protocol
 from .verdict import JudgeItem, Ledger, Verdict
 
 Progress = Callable[[int, int], None]  # progress(done, total)
+# Batch mode also calls progress.on_batch(batch_id, lines_done, lines_total, since=..., waiting=...) when it has one.
+
+
+def waited(seconds: float) -> str:
+    """A wait in words: '45 s', '12 min', '3 h 05 min', '2 d 4 h'."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return f"{s // 86400:,} d {s % 86400 // 3600} h"
+
+
+def batch_status(batch_id: str, lines_done: int, lines_total: int, since: float, waiting: bool, now: float) -> str:
+    """A polled batch in a status line. The provider's line count can read as done long before its output
+    exists (or forever, from a provider that never finishes): the wait and its age say what is going on."""
+    line = f"batch {batch_id[:64]}, {int(lines_done)} of {int(lines_total)} lines"
+    if waiting:
+        return f"{line}, waiting for the provider for {waited(now - since)}"
+    return f"{line}, its output arrived after {waited(now - since)}: reading it"
 
 
 class JudgeConfigError(RuntimeError):

@@ -656,6 +656,7 @@ class BatchJudge(LLMJudge):
             "batch_id": batch_id,
             "input_file_id": input_file_id if isinstance(input_file_id, str) else None,
             "custom_ids": custom_ids,
+            "sent_at": time.time(),  # the status line's "waiting for the provider for ...", across restarts
         }
         run.state["pending"] = pending
         run.state["submitting"] = None
@@ -698,6 +699,9 @@ class BatchJudge(LLMJudge):
     def _wait(self, pending: dict[str, Any], progress: Progress | None) -> Any:
         started = time.monotonic()
         batch_id = pending["batch_id"]
+        sent_at = pending.get("sent_at")  # absent from an older state, or garbled: the wait counts from now
+        plausible = isinstance(sent_at, (int, float)) and not isinstance(sent_at, bool) and 0 < sent_at <= time.time()
+        since = sent_at if plausible else time.time()
         while True:
             batch = self._api(f"poll batch {batch_id}", lambda: self.client.batches.retrieve(batch_id), pending=batch_id)
             counts = batch.request_counts
@@ -705,7 +709,7 @@ class BatchJudge(LLMJudge):
             done = min(total, (counts.completed + counts.failed) if counts else 0)
             on_batch = getattr(progress, "on_batch", None)
             if on_batch is not None:
-                on_batch(batch_id, done, total)
+                on_batch(batch_id, done, total, since=since, waiting=batch.status not in TERMINAL)
             if batch.status in TERMINAL:
                 return batch
             if time.monotonic() - started >= self.max_wait_seconds:
@@ -841,9 +845,9 @@ class _Fanout:
     def __init__(self, progresses: Sequence[Progress | None]) -> None:
         self.targets = [f for p in progresses if (f := getattr(p, "on_batch", None)) is not None]
 
-    def on_batch(self, batch_id: str, lines_done: int, lines_total: int) -> None:
+    def on_batch(self, batch_id: str, lines_done: int, lines_total: int, **state: Any) -> None:
         for target in self.targets:
-            target(batch_id, lines_done, lines_total)
+            target(batch_id, lines_done, lines_total, **state)
 
 
 class Settled:

@@ -7,9 +7,12 @@ The judge only calls `progress(done, total)`; the app can pass its own callable
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, Self
 
 from tqdm import tqdm
+
+from .base import batch_status
 
 
 class TqdmProgress:
@@ -25,10 +28,15 @@ class TqdmProgress:
             self.bar = tqdm(total=total, desc=self.desc, **self.kwargs)
         self.bar.update(done - self.bar.n)  # update() respects tqdm's refresh throttling
 
-    def on_batch(self, batch_id: str, lines_done: int, lines_total: int) -> None:
-        """Batch mode: the batch being polled and its lines answered so far, beside the answers bar."""
+    def on_batch(
+        self, batch_id: str, lines_done: int, lines_total: int, since: float | None = None, waiting: bool = True
+    ) -> None:
+        """Batch mode: the batch being polled, its lines answered so far and how long it has waited, beside the bar."""
         if self.bar is not None:
-            self.bar.set_postfix_str(f"batch {batch_id[:64]}, {lines_done} of {lines_total} lines")
+            now = time.time()
+            self.bar.set_postfix_str(
+                batch_status(batch_id, lines_done, lines_total, now if since is None else since, waiting, now)
+            )
 
     def close(self) -> None:
         if self.bar is not None:

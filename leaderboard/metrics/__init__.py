@@ -6,7 +6,7 @@ submission formats onto these functions.
 
 from .ngram import char_ngram_recall, multi_part_recall, ngram_set, normalise
 from .ranking import ndcg_at_k, ndcg_at_k_many
-from .retrieval import page_overlap_batch, page_overlap_precision_recall
+from .retrieval import page_hits_batch, page_precision_recall, repeat_flags, same_candidate
 from .selection import selection_entropy
 from .stats import BootstrapPlan, paired_test
 
@@ -18,8 +18,10 @@ __all__ = [
     "ndcg_at_k_many",
     "ngram_set",
     "normalise",
-    "page_overlap_batch",
-    "page_overlap_precision_recall",
+    "page_hits_batch",
+    "page_precision_recall",
     "paired_test",
+    "repeat_flags",
+    "same_candidate",
     "selection_entropy",
 ]

@@ -2,9 +2,11 @@
 
 Pure functions over a verdict (a `leaderboard.judge.Verdict` or its JSON dict):
 
-- completeness = share of the gold answer's facts the response states;
-- faithfulness = share of the response's facts supported by the gold answer plus
-  the gold evidence facts; 0.0 when the response has no extractable fact.
+- completeness = share of the gold answer's claims (those that answer the
+  question) the response states;
+- faithfulness = share of the response's claims (those that answer the question)
+  supported by the gold answer plus the gold evidence facts; 0.0 when the
+  response makes no such claim.
 
 A judge failure, or a verdict whose lists do not line up, gives None: not scored
 and counted as a failure by the caller, never a guessed number.

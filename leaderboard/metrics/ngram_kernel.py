@@ -228,6 +228,14 @@ def normalised_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return out[:size], starts
 
 
+def text_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """`texts` as they are (normalised some other way, e.g. as a benchmark's script does), in the layout
+    of `normalised_points`."""
+    starts = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=starts[1:])
+    return _points("".join(texts)), starts
+
+
 def _points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
 

@@ -1,74 +1,101 @@
-"""Precision@k / Recall@k with (doc, page-range) overlap matching (UniDoc-Bench)."""
+"""Precision@k / Recall@k over gold pages (UniDoc-Bench), in the board's protocol and the script's.
+
+A candidate is `(doc, first page, last page, modality)`, or the same with its own `id` as a fifth
+element. The gold of a question is a set of (doc, page) pairs.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
-# A context or a candidate: (doc id, first page, last page), pages inclusive.
-Span = tuple[str, int, int]
+Candidate = tuple  # (doc, first, last, modality) or (doc, first, last, modality, id)
 
 
-def page_overlap_precision_recall(
-    candidates: Sequence[tuple[str, int, int, str | None]],
-    gold: Sequence[Span],
+def same_candidate(a: Candidate, b: Candidate) -> bool:
+    """Both carry an id: the ids decide; either lacks one: doc, pages and modality decide."""
+    if len(a) == 5 and len(b) == 5:
+        return a[4] == b[4]
+    return a[:4] == b[:4]
+
+
+def repeat_flags(candidates: Sequence[Candidate]) -> list[bool]:
+    """Per candidate: whether it is the same candidate as an earlier one of the list."""
+    ids: set = set()
+    keys: set = set()  # every earlier candidate's (doc, first, last, modality)
+    keys_without_id: set = set()
+    out = []
+    for c in candidates:
+        key = c[:4]
+        if len(c) == 5:
+            out.append(c[4] in ids or key in keys_without_id)
+            ids.add(c[4])
+        else:
+            out.append(key in keys)
+            keys_without_id.add(key)
+        keys.add(key)
+    return out
+
+
+def page_precision_recall(
+    candidates: Sequence[Candidate],
+    gold_pages: Collection[tuple[str, int]],
     k: int = 10,
+    *,
+    repeats_count_once: bool = True,
+    precision_over_k: bool = True,
 ) -> tuple[float, float]:
-    """Precision@k and Recall@k of one ranked candidate list.
+    """Precision@k and Recall@k of one ranked candidate list, walked in rank order over its first k.
 
-    A candidate hits when it shares the doc and at least one page with any gold
-    context (partial overlap counts, as in the paper). A candidate repeating an
-    earlier one (same doc, pages and modality) is a miss, so padding a list with
-    copies earns nothing. Precision divides by k, not by the list length, so a
-    short list is not rewarded. Identical gold contexts count once.
+    A candidate is a hit when one of its pages is a gold page of its doc, and covers the gold pages it
+    shares that no earlier candidate covered. With `repeats_count_once`, a candidate that is the same
+    as an earlier one is a miss and covers nothing (the script counts every copy). Precision divides by
+    k, or with `precision_over_k` off by the number of candidates walked (the script's rule; an empty
+    list then has no precision: NaN). Recall = covered gold pages / gold pages.
     """
-    gold_set = list(dict.fromkeys(gold))
-    if not gold_set:
-        raise ValueError("a question needs at least one gold context")
-    seen: set[tuple[str, int, int, str | None]] = set()
+    gold = set(gold_pages)
+    if not gold:
+        raise ValueError("a question needs at least one gold page")
+    top = list(candidates[:k])
+    repeated = repeat_flags(top) if repeats_count_once else [False] * len(top)
+    covered: set = set()
     hits = 0
-    covered = [False] * len(gold_set)
-    for cand in candidates[:k]:
-        if cand in seen:
+    for c, rep in zip(top, repeated):
+        if rep:
             continue
-        seen.add(cand)
-        doc, start, end, _ = cand
-        hit = False
-        for j, (gdoc, gstart, gend) in enumerate(gold_set):
-            if gdoc == doc and start <= gend and gstart <= end:
-                hit = True
-                covered[j] = True
-        hits += hit
-    return hits / k, sum(covered) / len(gold_set)
+        shared = {(d, p) for d, p in gold if d == c[0] and c[1] <= p <= c[2]}
+        hits += bool(shared)
+        covered |= shared
+    denominator = k if precision_over_k else len(top)
+    precision = hits / denominator if denominator else float("nan")
+    return precision, len(covered) / len(gold)
 
 
-def page_overlap_batch(
+def page_hits_batch(
     cand_q: np.ndarray,
     cand_doc: np.ndarray,
     cand_start: np.ndarray,
     cand_end: np.ndarray,
-    cand_repeat: np.ndarray,
+    cand_miss: np.ndarray,
     gold_doc: np.ndarray,
-    gold_start: np.ndarray,
-    gold_end: np.ndarray,
-    n_gold: np.ndarray,
-    k: int = 10,
+    gold_page: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Precision@k and Recall@k of many questions at once (the same rules as above).
+    """(hits, covered gold pages) per question, for many questions at once (the rules above).
 
-    Candidates are flat arrays (already cut to the first k of each list) with
-    `cand_q` the question row of each; docs are integer codes (-1 for a doc
-    not in the gold). Gold contexts are (questions, G) arrays padded with doc
-    -2; `n_gold` counts the distinct contexts per question. One (candidates, G)
-    comparison replaces a Python loop per question.
+    Candidates are flat arrays, already cut to the first k of each list, `cand_q` the question row of
+    each; docs are integer codes (-1 for a doc not in the gold); `cand_miss` marks candidates that count
+    as misses whatever their pages (repeats, in the board's protocol). Gold pages are (questions, G)
+    arrays, padded with doc -2. One (candidates, G) comparison replaces a loop per question; a page is
+    covered when any candidate shares it, which is the walk's count, since the order only decides who
+    covers it first.
     """
-    gd, gs, ge = gold_doc[cand_q], gold_start[cand_q], gold_end[cand_q]
-    match = (cand_doc[:, None] == gd) & (cand_start[:, None] <= ge) & (gs <= cand_end[:, None])
-    match &= ~cand_repeat[:, None]
+    gd, gp = gold_doc[cand_q], gold_page[cand_q]
+    match = (cand_doc[:, None] == gd) & (cand_start[:, None] <= gp) & (gp <= cand_end[:, None])
+    match &= ~cand_miss[:, None]
     n_q, g = gold_doc.shape
     hits = np.bincount(cand_q, weights=match.any(axis=1), minlength=n_q)
     covered = np.zeros((n_q, g), dtype=bool)
     rows, cols = np.nonzero(match)
     covered[cand_q[rows], cols] = True
-    return hits / k, covered.sum(axis=1) / np.maximum(n_gold, 1)
+    return hits, covered.sum(axis=1)

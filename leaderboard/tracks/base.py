@@ -365,6 +365,11 @@ class Track(ABC):
         """What the status line calls a gold given as a dataset id (not a local path); no network."""
         return source[:80]
 
+    def gold_note(self, source: str) -> str:
+        """What the status line adds after a gold's name once it was read (its form, or why it cannot be read);
+        "" when there is nothing to add. Never loads anything."""
+        return ""
+
     @abstractmethod
     def read_gold(self, path: Path) -> Gold: ...
 
@@ -429,6 +434,9 @@ class Track(ABC):
 
     # The track's deviations from its benchmark's own script, in measuring order (empty: none declared).
     deviations: tuple[Deviation, ...] = ()
+    # How the board's judge differs from the benchmark's own judge script: listed in About, never measured
+    # (the judged metrics have one protocol; running the script's judge too would pay for every answer twice).
+    judge_deviations: tuple[Deviation, ...] = ()
 
     def score_with(self, parsed: Any, gold: Gold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
         """Score with only the deviations named in `fixes` applied: every declared one is the board's
@@ -465,6 +473,8 @@ _GOLD_CACHE: dict[tuple[str, str, float], Gold] = {}
 def _load_gold_cached(track: Track, path: str) -> Gold:
     # Gold is read once per process per version of the files (mtime in the key).
     p = Path(path)
+    if not (p.is_dir() or p.is_file()):  # a device or a pipe (--gold /dev/zero) would be read without end
+        raise FileNotFoundError(f"{path} is neither a file nor a folder")
     stamp = max((f.stat().st_mtime for f in p.rglob("*") if f.is_file()), default=0.0) if p.is_dir() else p.stat().st_mtime
     key = (track.name, path, stamp)
     if key not in _GOLD_CACHE:

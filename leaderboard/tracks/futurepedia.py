@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import permutations
 from operator import itemgetter
@@ -22,6 +22,7 @@ from .base import (
     MAX_ANSWER,
     Axis,
     Chart,
+    Deviation,
     Gold,
     Metric,
     Scores,
@@ -52,6 +53,59 @@ LANG_CODE = {q: i for i, q in enumerate(LANGS)}
 _LANG_SET = frozenset(LANGS)
 
 
+# The board's fixes to eval_mono.py / eval_cross.py of niane030422-cmd/NALE (and eval_multi.py for selection),
+# in the order their effects are measured (SCORING.md, "Official scripts"); futurepedia_official.py applies them.
+DEVIATIONS = (
+    Deviation(
+        "distinct-3grams",
+        "a part's 3-grams are a list: repeats kept, those holding a space left out",
+        "the set of distinct 3-grams, spaces included (the seed's recipe)",
+        "a repeated 3-gram counted twice weighs one stretch of the answer double, and dropping the 3-grams "
+        "across a space leaves a two-syllable Korean or Chinese word pair with none: such answers score 0 "
+        "even when named exactly",
+    ),
+    Deviation(
+        "normalise-both-sides",
+        "the prediction is lowercased, then punctuation removal and NFKD are each kept only when the text is "
+        "one alphabetic or numeric token (so a single Hangul word is split into jamo, 'Pays-Bas' loses its "
+        "hyphen, a sentence keeps both)",
+        "NFKC, casefold, whitespace collapsed, on the answer and the prediction alike, whatever their length",
+        "the same answer normalised one way as a gold and another way inside a sentence cannot match itself: "
+        "'리스본' becomes jamo, the prediction's '리스본' does not",
+    ),
+    Deviation(
+        "short-answers-score",
+        "a part or a prediction shorter than 3 characters scores 0",
+        "a gold shorter than 3 characters scores 1 when it occurs in the prediction, else 0",
+        "32 Chinese, Japanese and Korean answers (e.g. 准将) have no 3-gram: the script scores them 0 even "
+        "when answered exactly, a bias against the languages the track measures",
+    ),
+    Deviation(
+        "mean-per-unit",
+        "every part of every answer weighs the same in a language's mean (a four-city answer counts four "
+        "times); cross-lingual loose takes the better of the two languages part by part, by position",
+        "a unit's value is the mean over its parts and every unit weighs the same; loose is the better of "
+        "the two answers' values",
+        "a question's weight should not depend on how many parts its answer has, and parts of answers in "
+        "two languages are not aligned by position",
+    ),
+    Deviation(
+        "refusals-are-text",
+        "a prediction holding one of 10 'insufficient information' phrases scores -1 (selection: is left out)",
+        "a refusal is scored like any prediction: 0 when it names nothing of the answer",
+        "a penalty below 0 for a refusal, matched on exact wordings only (a capital letter escapes it), "
+        "makes the number depend on phrasing, not on the answer",
+    ),
+    Deviation(
+        "missing-units-count",
+        "units the file has no record for are left out (the scripts score the records they are given)",
+        "a unit without a record scores 0 and counts",
+        "leaving out hard questions must not raise the mean",
+    ),
+)
+FIXES = tuple(d.name for d in DEVIATIONS)
+
+
 # Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
 # deeper than the limit, which the generic path reports; such files simply take the generic path.
 class _Record(msgspec.Struct, forbid_unknown_fields=True):
@@ -70,6 +124,9 @@ class Record:
     id: int
     ori: dict[str, list[str]]  # answer parts per language
     new: dict[str, dict[str, list[str]]]  # doc language -> answer language -> parts
+    # The answers as published (the official protocol splits them its own way), the 8 languages only.
+    raw_ori: dict[str, str | list[str]] = field(default_factory=dict)
+    raw_new: dict[str, dict[str, str | list[str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -88,6 +145,8 @@ class AnswerRows:
 class FuturepediaGold(Gold):
     records: list[Record]
     index: dict[int, int]
+    # futurepedia_official's answer rows per recipe, built at its first use
+    protocol_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def unit_keys(self) -> dict[str, list[tuple]]:
@@ -229,6 +288,8 @@ class FuturepediaTrack(Track):
     resampling = "record ids as clusters (all units of an id move together)"
     gold_patterns = ("mul_ans_all.json", "**/mul_ans_all.json")
 
+    deviations = DEVIATIONS
+
     # ---- gold ---------------------------------------------------------------------
     def read_gold(self, path: Path) -> FuturepediaGold:
         file = path if path.is_file() else _answers_file(path)
@@ -236,15 +297,15 @@ class FuturepediaTrack(Track):
             raise FileNotFoundError(f"futurepedia gold: no mul_ans_all.json (or single answers .json) under {path}")
         records = []
         for raw in json.loads(file.read_text(encoding="utf-8")):
+            raw_ori = {q: raw["ori_ans"][q] for q in LANGS}
+            raw_new = {d: {a: v for a, v in raw["new_ans"][d].items() if a in LANGS} for d in LANGS if d in raw["new_ans"]}
             records.append(
                 Record(
                     id=raw["id"],
-                    ori={q: split_parts(raw["ori_ans"][q], split=True) for q in LANGS},
-                    new={
-                        d: {a: split_parts(v, split=False) for a, v in raw["new_ans"][d].items() if a in LANGS}
-                        for d in LANGS
-                        if d in raw["new_ans"]
-                    },
+                    ori={q: split_parts(a, split=True) for q, a in raw_ori.items()},
+                    new={d: {a: split_parts(v, split=False) for a, v in by_lang.items()} for d, by_lang in raw_new.items()},
+                    raw_ori=raw_ori,
+                    raw_new=raw_new,
                 )
             )
         # Not here: the app's start-up loads every track's gold (the results cache keys name its hash) and must not
@@ -409,6 +470,14 @@ class FuturepediaTrack(Track):
             units=summary.units,
             extra={"tasks": [t for t in TASKS if t in parsed]},
         )
+
+    def score_with(self, parsed: dict, gold: FuturepediaGold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+        """All six fixes: the board (`score`); fewer: futurepedia_official (none: the scripts' protocol)."""
+        if frozenset(fixes) == frozenset(FIXES):
+            return self.score(parsed, gold, verdicts)
+        from .futurepedia_official import score_official  # it imports this module
+
+        return score_official(parsed, gold, frozenset(fixes))
 
 
 def _unit_values(parsed: dict, gold: FuturepediaGold):

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
@@ -14,16 +13,18 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from ..metrics import page_overlap_batch
+from ..metrics import page_hits_batch, repeat_flags
 from ..metrics.judged import judged_units
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import summarise
+from . import unidoc_gold
 from .base import (
     MAX_ANSWER,
     MAX_ID,
     Axis,
     Chart,
+    Deviation,
     Gold,
     Metric,
     ReportedRow,
@@ -35,73 +36,98 @@ from .base import (
     canonical_json,
     category_codes,
     fingerprint_of,
-    hash_files,
     prediction_records,
     too_long,
 )
+from .unidoc_gold import ANSWER_TYPE_NAME, DOMAINS, QUESTION_TYPE_GROUP, Question, context_of, flatten_answer
 
-DOMAINS = ("commerce_manufacturing", "construction", "crm", "education", "energy", "finance", "healthcare", "legal")
+# The gold's published names stay importable from here (the demo generator and tests read them from the track).
+__all__ = ["ANSWER_TYPE_NAME", "DOMAINS", "QUESTION_TYPE_GROUP", "Question", "UnidocTrack", "context_of", "flatten_answer"]
+
 QUESTION_TYPES = ("factual_retrieval", "comparison", "summarization", "logical_reasoning")
 ANSWER_TYPES = ("text_only", "image_only", "text_plus_image", "table_required")
 PARADIGMS = ("text", "image", "mm-joint", "mm-fusion", "other")
-# Published names folded into the paper's four groups.
-QUESTION_TYPE_GROUP = {
-    "factual_retrieval": "factual_retrieval",
-    "comparison": "comparison",
-    "temporal_comparison": "comparison",
-    "comparative_analysis": "comparison",
-    "summarization": "summarization",
-    "causal_reasoning": "logical_reasoning",
-    "logical_reasoning": "logical_reasoning",
-}
-ANSWER_TYPE_NAME = {
-    "text_only": "text_only",
-    "image_only": "image_only",
-    "image_plus_text_as_answer": "text_plus_image",
-    "text_plus_image": "text_plus_image",
-    "table_required": "table_required",
-}
 K = 10
 MAX_PAGE = 1_000_000  # beyond any real document; keeps page numbers inside int64 arithmetic
 _FIRST = itemgetter(0)
 _ID, _RETRIEVED, _ANSWER = attrgetter("id"), attrgetter("retrieved"), attrgetter("answer")
-_DOC, _PAGES, _MODALITY = attrgetter("doc"), attrgetter("pages"), attrgetter("modality")
-_TEXT_SOURCE = re.compile(r"(?:^|/)([^/]+)_id_\d+_pg(\d+)(?:_pg(\d+))?\.txt$")
-_FIGURE_SOURCE = re.compile(r"(?:^|/)([^/]+)/(?:figure|table)-(\d+)-\d+\.\w+$")
+_DOC, _PAGES, _MODALITY, _CID = attrgetter("doc"), attrgetter("pages"), attrgetter("modality"), attrgetter("id")
 
 
-@dataclass
-class Question:
-    qid: str
-    domain: str
-    question: str
-    answer: str
-    question_type: str
-    answer_type: str
-    contexts: list[tuple[str, int, int]]  # distinct (doc, first page, last page)
-    evidence_facts: list[str]
+def gold_pages(question: Question) -> frozenset[tuple[str, int]]:
+    """The question's gold pages, (doc, page) with doc ids as published: every page of every used evidence item."""
+    return frozenset(question.pages)
+
+
+def script_gold_pages(question: Question) -> frozenset[tuple[str, int]]:
+    """The gold pages as retrieval_eval.py reads them from the same source paths: a text chunk's doc id as an
+    integer (`0123_id_...` gives "123"), its pages from the last two `pg<n>` of the name (the first alone when
+    they run backwards); a figure's or table's doc id (its folder) as published. A gold without source paths
+    (the parquet form: page images only) has no text chunk: its pages are read as published."""
+    if not question.used_sources:
+        return gold_pages(question)
+    out = set()
+    for source in question.used_sources:
+        base = source.rsplit("/", 1)[-1]
+        if base.endswith(".txt"):
+            m = re.match(r"(\d+)_id", base)
+            doc = str(int(m.group(1))) if m else "None"
+            found = [int(p) for p in re.findall(r"pg(\d+)", base)]
+            if len(found) >= 2:
+                first, last = found[-2:]
+                out.update((doc, p) for p in (range(first, last + 1) if first <= last else [first]))
+            else:
+                out.update((doc, p) for p in found)
+        else:
+            out.update(gold_pages_of_source(source))
+    return frozenset(out)
+
+
+def gold_pages_of_source(source: str) -> list[tuple[str, int]]:
+    doc, first, last = context_of(source)
+    return [(doc, p) for p in range(first, last + 1)]
+
+
+def _page_arrays(pages: list[frozenset], codes: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(doc code, page) per question and gold page, padded with doc -2."""
+    width = max(map(len, pages))
+    doc = np.full((len(pages), width), -2)
+    page = np.zeros((len(pages), width), dtype=np.int64)
+    for i, ps in enumerate(pages):
+        for j, (d, p) in enumerate(sorted(ps)):
+            doc[i, j], page[i, j] = codes[d], p
+    return doc, page
 
 
 @dataclass
 class UnidocGold(Gold):
     questions: list[Question]
     index: dict[str, int]
+    form: str = "json"  # the published form read: "json" (the repository's files) or "parquet" (the HF dataset)
+    commit: str = ""  # the Hub commit read; "" for local files
+
+    @cached_property
+    def pages(self) -> list[frozenset[tuple[str, int]]]:
+        return [gold_pages(q) for q in self.questions]
+
+    @cached_property
+    def script_pages(self) -> list[frozenset[tuple[str, int]]]:
+        return [script_gold_pages(q) for q in self.questions]
 
     @cached_property
     def doc_codes(self) -> dict[str, int]:
-        return {d: c for c, d in enumerate(sorted({ctx[0] for q in self.questions for ctx in q.contexts}))}
+        docs = {d for ps in (*self.pages, *self.script_pages) for d, _ in ps}
+        return {d: c for c, d in enumerate(sorted(docs))}
 
     @cached_property
-    def context_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(doc code, first page, last page) per question, padded with doc -2; and the counts."""
-        width = max(len(q.contexts) for q in self.questions)
-        doc = np.full((len(self.questions), width), -2)
-        start = np.zeros((len(self.questions), width), dtype=np.int64)
-        end = np.zeros_like(start)
-        for i, q in enumerate(self.questions):
-            for j, (d, a, b) in enumerate(q.contexts):
-                doc[i, j], start[i, j], end[i, j] = self.doc_codes[d], a, b
-        return doc, start, end, np.array([len(q.contexts) for q in self.questions])
+    def page_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(doc code, page) per question and gold page (padded with doc -2), and the number of gold pages."""
+        return (*_page_arrays(self.pages, self.doc_codes), np.array(list(map(len, self.pages))))
+
+    @cached_property
+    def script_page_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The same for the gold pages as the official script reads them."""
+        return (*_page_arrays(self.script_pages, self.doc_codes), np.array(list(map(len, self.script_pages))))
 
     @cached_property
     def spaced_questions(self) -> list[str]:
@@ -110,9 +136,9 @@ class UnidocGold(Gold):
 
     @cached_property
     def unit_index(self) -> UnitIndex:
-        """Questions resampled one by one, one stratum."""
+        """Questions resampled one by one within their domain; a headline is the mean of the domain means."""
         ids = [q.qid for q in self.questions]
-        return UnitIndex(ids=ids, clusters=ids, strata=[""] * len(ids))
+        return UnitIndex(ids=ids, clusters=ids, strata=[q.domain for q in self.questions])
 
     @cached_property
     def categories(self) -> dict[str, tuple[np.ndarray, list[str]]]:
@@ -127,49 +153,14 @@ class UnidocRun:
     """A validated submission: per answered question its candidates and answer."""
 
     rows: list[int]  # gold row of each answered question, in file order
-    candidates: list[list[tuple]]  # (doc, start, end, modality), aligned with rows
+    candidates: list[list[tuple]]  # (doc, start, end, modality) or (doc, start, end, modality, id), aligned with rows
     answers: dict[int, str | None]
-    columns: tuple | None = None  # (docs, starts, ends, list lengths) of all candidates, for scoring
+    # (docs, starts, ends, list lengths, ids or None when no candidate has one) of all candidates, for scoring
+    columns: tuple | None = None
     repeats: dict[int, list[bool]] | None = None  # per list with a repeat among its first K: which are repeats
     ids: list[str] | None = None  # question id of each answered question, aligned with rows
-
-
-def flatten_answer(value) -> str:
-    """Two published answers are JSON objects: one "key: value" line per leaf."""
-    if isinstance(value, str):
-        return value
-    lines: list[str] = []
-
-    def walk(node, prefix: str) -> None:
-        if isinstance(node, dict):
-            for k, v in node.items():
-                walk(v, f"{prefix}.{k}" if prefix else str(k))
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                walk(v, f"{prefix}[{i}]")
-        else:
-            lines.append(f"{prefix}: {node}")
-
-    walk(value, "")
-    return "\n".join(lines)
-
-
-def context_of(source: str) -> tuple[str, int, int]:
-    """(doc, first page, last page) from an evidence item's source path."""
-    m = _TEXT_SOURCE.search(source)
-    if m:
-        first = int(m.group(2))
-        return m.group(1), first, int(m.group(3) or first)
-    m = _FIGURE_SOURCE.search(source)
-    if m:
-        page = int(m.group(2))
-        return m.group(1), page, page
-    raise ValueError(f"unrecognised evidence source path: {source}")
-
-
-def _source(item: dict) -> str:
-    meta = item.get("metadata")
-    return meta["source"] if isinstance(meta, dict) else meta
+    # What every protocol's scoring shares, computed once per gold (both protocols and each deviation's step)
+    flat: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 _Page = Annotated[int, msgspec.Meta(ge=1)]
@@ -181,6 +172,7 @@ class _Candidate(msgspec.Struct, forbid_unknown_fields=True):
     doc: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID)]
     pages: Annotated[list[_Page], msgspec.Meta(min_length=1, max_length=2)]
     modality: str | None = None
+    id: Annotated[str, msgspec.Meta(max_length=MAX_ID)] | None = None
 
 
 class _Record(msgspec.Struct, forbid_unknown_fields=True):
@@ -192,29 +184,60 @@ class _Record(msgspec.Struct, forbid_unknown_fields=True):
     question: str | None = None
 
 
+BOARD = frozenset({"doc-ids-as-published", "repeats-count-once", "precision-over-10", "unanswered-count"})
+DEVIATIONS = (
+    Deviation(
+        "doc-ids-as-published",
+        "reads a gold text chunk's doc id as an integer (leading zeros dropped) while image doc ids and candidates' "
+        "doc ids stay strings; reads each candidate from its file name",
+        "compares doc ids exactly as published, and a candidate by its doc and pages",
+        "a text candidate can never match a gold text chunk of the 125 documents whose ids start with 0 (142 "
+        "questions of the repository's files); names the script cannot parse (figure paths, page images "
+        "`<doc>_page_<n>.png`) stop it",
+    ),
+    Deviation(
+        "repeats-count-once",
+        "counts every copy of a candidate as a hit",
+        "a candidate that is the same as an earlier one in the list (same id, or same doc, pages and modality when "
+        "either has no id) is a miss",
+        "padding a list with one correct page would score P@10 = 1",
+    ),
+    Deviation(
+        "precision-over-10",
+        "divides hits by the number of candidates among the first 10 (the list length when shorter)",
+        "divides hits by 10",
+        "returning one sure candidate would score P@10 = 1",
+    ),
+    Deviation(
+        "unanswered-count",
+        "leaves out questions with an empty list and questions the file has no record for",
+        "both score 0 and count (a question without record is counted as missing)",
+        "skipping hard questions would raise the mean",
+    ),
+)
+
+
 class UnidocTrack(Track):
     name = "unidoc"
     title = "UniDoc-Bench"
     description = "Multimodal RAG over real PDFs: page-level retrieval and LLM-judged answers, 8 domains."
     metrics = (
-        Metric(
-            "recall@10", "Recall@10", "Share of gold contexts (doc, page range) overlapped by one of the first 10 candidates."
-        ),
+        Metric("recall@10", "Recall@10", "Share of the gold pages that one of the first 10 candidates shares."),
         Metric(
             "precision@10",
             "Precision@10",
-            "Share of the first 10 candidates that overlap a gold context; repeats count as misses.",
+            "Candidates among the first 10 that share a gold page, over 10; a repeated candidate is a miss.",
         ),
         Metric(
             "completeness",
             "Completeness",
-            "Share of the gold answer's facts that the answer states (LLM judge).",
+            "Share of the gold answer's claims (those that answer the question) the answer states (LLM judge).",
             needs_judge=True,
         ),
         Metric(
             "faithfulness",
             "Faithfulness",
-            "Share of the answer's facts supported by the gold answer and evidence (LLM judge).",
+            "Share of the answer's claims (those that answer the question) supported by the gold answer and evidence (LLM judge).",
             needs_judge=True,
         ),
     )
@@ -243,6 +266,33 @@ class UnidocTrack(Track):
     )
     slice_axes = ("domain", "question_type", "answer_type")
     resampling = "questions"
+    # The judge asks what src/evaluation/correctness.py asks (SCORING.md, "Official scripts"); these it does not copy.
+    judge_deviations = (
+        Deviation(
+            "temperature-0",
+            "`src/evaluation/correctness.py` samples GPT-4o at temperature 0.85",
+            "asks its judge model at temperature 0",
+            "the same answer then gets the same verdict, which can be cached and checked",
+        ),
+        Deviation(
+            "gold-claims-cached",
+            "extracts the gold answer's claims again on every run, for every response",
+            "extracts them once per question and judge, cached with the judge's name and prompt version",
+            "every response to a question is judged against the same claims, paid for once",
+        ),
+        Deviation(
+            "reference-without-chunk-text",
+            "checks faithfulness against the gold answer plus the raw text of the question's chunks",
+            "checks it against the gold answer plus the used evidence items' facts",
+            "the published question files do not contain the chunks' text",
+        ),
+        Deviation(
+            "failures-left-out",
+            "scores an answer 0 when the judge gives no usable reply in 3 tries",
+            "leaves a judge failure out of the mean and counts it in the judge-failure figure",
+            "a fault of the judge is not the system's; the count shows how many answers it concerns",
+        ),
+    )
     run_formats = ("jsonl",)
 
     def records_from_run(self, fmt: str, run: list, problems: list[str]) -> list[dict]:
@@ -279,39 +329,34 @@ class UnidocTrack(Track):
         """Only a submission with answers has anything to judge (a retrieval-only run has none)."""
         return summary.get("extra", {}).get("answered", 0) > 0
 
-    gold_patterns = tuple(f"**{d}.json" for d in DOMAINS) + tuple(f"{d}.json" for d in DOMAINS)
-
     # ---- gold ---------------------------------------------------------------------
+    def load_gold(self, source: str | Path | None = None) -> UnidocGold:
+        """Either published form, from a local path or a Hub dataset id; what was read (or why it could not be)
+        is kept for the status line."""
+        try:
+            dataset = unidoc_gold.hub_dataset(source)
+            if dataset is None:
+                gold = super().load_gold(source)
+            else:  # once per process: the gold is fixed at the commit read
+                if dataset not in _HUB_GOLD:
+                    _HUB_GOLD[dataset] = _gold_of(unidoc_gold.read_hub(dataset))
+                gold = _HUB_GOLD[dataset]
+        except (ValueError, OSError) as exc:
+            if source is not None:
+                unidoc_gold.remember(source, error=exc)
+            raise
+        if source is not None:
+            unidoc_gold.remember(source, gold)
+        return gold
+
     def read_gold(self, path: Path) -> UnidocGold:
-        files = {d: _find(path, f"{d}.json") for d in DOMAINS}
-        absent = [d for d, f in files.items() if f is None]
-        if absent:
-            raise FileNotFoundError(f"unidoc gold at {path} lacks the domain files: {', '.join(absent)}")
-        questions: list[Question] = []
-        for domain, file in files.items():
-            for i, q in enumerate(json.loads(file.read_text(encoding="utf-8"))):
-                qid = f"{domain}-{i:04d}"
-                used = [item for item in q["chunk_used"].values() if item.get("used")]
-                contexts = list(dict.fromkeys(context_of(_source(item)) for item in used))
-                facts = [f for item in used for f in item.get("facts", [])]
-                questions.append(
-                    Question(
-                        qid=qid,
-                        domain=domain,
-                        question=q["rewritten_question_obscured"],
-                        answer=flatten_answer(q["complete_answer"]),
-                        question_type=QUESTION_TYPE_GROUP[q["question_type"]],
-                        answer_type=ANSWER_TYPE_NAME[q["answer_type"]],
-                        contexts=contexts,
-                        evidence_facts=facts,
-                    )
-                )
-        return UnidocGold(
-            source=str(path),
-            sha256=hash_files(list(files.values())),
-            questions=questions,
-            index={q.qid: i for i, q in enumerate(questions)},
-        )
+        return _gold_of(unidoc_gold.read_local(path))
+
+    def gold_label(self, source: str) -> str:
+        return unidoc_gold.label(source)
+
+    def gold_note(self, source: str) -> str:
+        return unidoc_gold.note(source)
 
     def gold_units(self, gold: UnidocGold) -> int:
         return len(gold.questions)
@@ -467,12 +512,12 @@ class UnidocTrack(Track):
         else:
             candidates, columns = bulk
         repeats = {}
+        with_ids = columns is None or columns[4] is not None
         for j, ((where, qid, _), cands) in enumerate(zip(lists, candidates)):
-            top = cands[:K]
-            if len(set(top)) < len(top):
+            flags = _repeats(cands[:K], with_ids)
+            if flags is not None:
                 problems.warn(where, "repeated candidate among the first 10 (counts as a miss)", record=qid, field="retrieved")
-                seen: set = set()
-                repeats[j] = [c in seen or seen.add(c) for c in top]
+                repeats[j] = flags
         return UnidocRun(rows, candidates, answers, columns, repeats, ids)
 
     record_type = _Record
@@ -489,12 +534,22 @@ class UnidocTrack(Track):
                 return None
         lists = list(map(_RETRIEVED, records))
         flat = list(chain.from_iterable(lists))
-        cols = _columns(list(map(len, lists)), list(map(_DOC, flat)), list(map(_PAGES, flat)), list(map(_MODALITY, flat)))
+        cols = _columns(
+            list(map(len, lists)),
+            list(map(_DOC, flat)),
+            list(map(_PAGES, flat)),
+            list(map(_MODALITY, flat)),
+            list(map(_CID, flat)),
+        )
         if cols is None:
             return None
         candidates, columns = cols
-        if any(len(set(c[:K])) < len(c[:K]) for c in candidates):
-            return None  # a repeat is worth a warning with its line: the generic path gives it
+        # a repeat is worth a warning with its line: the generic path gives it
+        if columns[4] is None:  # without ids the same candidate is the same tuple
+            if any(len(set(c[:K])) < len(c[:K]) for c in candidates):
+                return None
+        elif any(_repeats(c[:K], True) is not None for c in candidates):
+            return None
         return UnidocRun(rows, candidates, dict(zip(rows, map(_ANSWER, records))), columns, {}, ids)
 
     def fingerprint(self, run: UnidocRun) -> str:
@@ -512,11 +567,21 @@ class UnidocTrack(Track):
             for q in (gold.questions[i],)
         ]
 
+    deviations = DEVIATIONS
+
     def score(self, run: UnidocRun, gold: UnidocGold, verdicts: dict | None = None) -> Scores:
+        return self.score_with(run, gold, BOARD, verdicts)
+
+    def score_with(self, run: UnidocRun, gold: UnidocGold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+        unknown = set(fixes) - BOARD
+        if unknown:
+            raise ValueError(f"unidoc: unknown fixes {', '.join(sorted(unknown))}")
         n = len(gold.questions)
-        precision, recall = _precision_recall(run, gold)
+        precision, recall, notes = _precision_recall(run, gold, fixes)
         values = {"precision@10": precision, "recall@10": recall}
         extra = {"answered": sum(1 for a in run.answers.values() if a is not None)}
+        if notes:
+            extra["notes"] = notes
         if verdicts is not None and extra["answered"]:
             judged, extra["judge_failures"] = judged_units(
                 n, ((i, gold.questions[i].qid) for i, a in run.answers.items() if a is not None), verdicts
@@ -525,12 +590,35 @@ class UnidocTrack(Track):
         answered = np.zeros(n, dtype=bool)
         answered[list(run.answers)] = True
         s = summarise(gold.unit_index, values, answered, axes=gold.categories)
+        # n: the questions the retrieval means are over (the official protocol leaves some out)
+        scored = int((~np.isnan(precision)).sum())
         return Scores(
-            n=n, missing=n - len(run.answers), overall=s.overall, ci=s.ci, breakdowns=s.breakdowns, units=s.units, extra=extra
+            n=scored,
+            missing=n - len(run.answers),
+            overall=s.overall,
+            ci=s.ci,
+            breakdowns=s.breakdowns,
+            units=s.units,
+            extra=extra,
         )
 
     def units(self, gold: UnidocGold, key: str) -> UnitIndex:
         return gold.unit_index
+
+
+_HUB_GOLD: dict = {}  # HubDataset -> UnidocGold
+
+
+def _gold_of(read: unidoc_gold.GoldRead) -> UnidocGold:
+    qs = read.questions
+    return UnidocGold(
+        source=read.source,
+        sha256=read.sha256,
+        questions=qs,
+        index={q.qid: i for i, q in enumerate(qs)},
+        form=read.form,
+        commit=read.commit,
+    )
 
 
 # The paper's extra columns, with no board equivalent: shown in the detail view under these labels.
@@ -554,15 +642,6 @@ def _reported_split(figures: dict, where: str) -> tuple[dict, dict]:
     return shown, extra
 
 
-def _find(root: Path, name: str) -> Path | None:
-    if root.is_file():
-        root = root.parent
-    direct = root / name
-    if direct.is_file():
-        return direct
-    return next(iter(sorted(root.rglob(name))), None)
-
-
 def _candidate(c) -> tuple | str:
     """(doc, start, end, modality), or the reason the candidate is malformed."""
     if type(c) is not dict:
@@ -574,6 +653,11 @@ def _candidate(c) -> tuple | str:
         return f"doc: expected at most {MAX_ID} characters, got {len(doc):,}"
     if modality is not None and type(modality) is not str:
         return f"modality: expected a string, got {type(modality).__name__}"
+    cid = c.get("id")
+    if cid is not None and type(cid) is not str:
+        return f"id: expected a string (the candidate's own name), got {type(cid).__name__}"
+    if cid is not None and len(cid) > MAX_ID:
+        return f"id: expected at most {MAX_ID} characters, got {len(cid):,}"
     if type(pages) is not list or not 1 <= len(pages) <= 2 or any(type(p) is not int or p < 1 for p in pages):
         return f"pages: expected [start, end] or [page] of integers >= 1, got {pages!r}"[:200]
     if max(pages) > MAX_PAGE:
@@ -581,7 +665,7 @@ def _candidate(c) -> tuple | str:
     start, end = pages[0], pages[-1]
     if start > end:
         return f"pages: start {start} is after end {end} (pages out of order)"
-    return doc, start, end, modality
+    return (doc, start, end, modality) if cid is None else (doc, start, end, modality, cid)
 
 
 def _checked_list(where: str, qid: str, retrieved: list, problems: Problems) -> list[tuple]:
@@ -610,6 +694,7 @@ def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | Non
         docs = list(map(dict.get, flat, repeat("doc")))
         pages = list(map(dict.get, flat, repeat("pages")))
         mods = list(map(dict.get, flat, repeat("modality")))
+        cids = list(map(dict.get, flat, repeat("id")))
     except TypeError:
         return None
     if flat and (
@@ -622,17 +707,25 @@ def _bulk_candidates(lists: list[list]) -> tuple[list[list[tuple]], tuple] | Non
         return None
     if flat and set(map(type, chain.from_iterable(pages))) != {int}:
         return None
-    return _columns(list(map(len, lists)), docs, pages, mods)
+    if flat and cids.count(None) != len(cids):
+        named = [c for c in cids if c is not None]
+        if set(map(type, named)) != {str} or max(map(len, named)) > MAX_ID:
+            return None
+    return _columns(list(map(len, lists)), docs, pages, mods, cids)
 
 
 def _spaced(text: str) -> str:
     return " ".join(text.split())
 
 
-def _columns(lens: list[int], docs: list[str], pages: list[list[int]], mods: list) -> tuple[list[list[tuple]], tuple] | None:
-    """Tuples per list and the flat columns scoring needs, once types are known good; None if a range is bad."""
+def _columns(
+    lens: list[int], docs: list[str], pages: list[list[int]], mods: list, cids: list
+) -> tuple[list[list[tuple]], tuple] | None:
+    """Tuples per list and the flat columns scoring needs, once types are known good; None if a range is bad.
+
+    A candidate's tuple carries its id only when it has one, so a file without ids keeps its fingerprint."""
     if not docs:
-        return [[] for _ in lens], ([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), lens)
+        return [[] for _ in lens], ([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), lens, None)
     plens = np.fromiter(map(len, pages), dtype=np.int64, count=len(pages))
     if plens.min() < 1 or plens.max() > 2:
         return None
@@ -645,30 +738,136 @@ def _columns(lens: list[int], docs: list[str], pages: list[list[int]], mods: lis
     if (starts > ends).any():
         return None
     tuples = list(zip(docs, starts.tolist(), ends.tolist(), mods))
+    if cids.count(None) == len(cids):
+        cids = None
+    else:
+        tuples = [t if i is None else (*t, i) for t, i in zip(tuples, cids)]
     out, pos = [], 0
     for n in lens:
         out.append(tuples[pos : pos + n])
         pos += n
-    return out, (docs, starts, ends, lens)
+    return out, (docs, starts, ends, lens, cids)
 
 
-def _precision_recall(run: UnidocRun, gold: UnidocGold) -> tuple[np.ndarray, np.ndarray]:
-    """P@10 and R@10 per gold question (0 where unanswered), all questions in one pass."""
+def _repeats(top: list[tuple], with_ids: bool) -> list[bool] | None:
+    """Which of a list's first K candidates repeat an earlier one, or None when none does."""
+    if not with_ids:  # without ids the same candidate is the same tuple
+        if len(set(top)) == len(top):
+            return None
+        seen: set = set()
+        return [c in seen or seen.add(c) for c in top]
+    flags = repeat_flags(top)
+    return flags if any(flags) else None
+
+
+def _precision_recall(run: UnidocRun, gold: UnidocGold, fixes: frozenset[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """P@10 and R@10 per gold question with the named fixes applied (all: the board's protocol; none: the
+    script's), all questions in one pass; NaN where the protocol leaves a question out; and notes."""
     n = len(gold.questions)
-    docs, starts, ends, lens = run.columns
-    if not docs:
-        return np.zeros(n), np.zeros(n)
-    lens = np.asarray(lens, dtype=np.int64)
-    # position of each candidate in its list: only the first K count
-    offsets = np.repeat(np.cumsum(lens) - lens, lens)
-    keep = (np.arange(len(docs)) - offsets) < K
-    cand_q = np.repeat(np.asarray(run.rows, dtype=np.int64), lens)[keep]
-    cand_doc = np.fromiter(map(gold.doc_codes.get, docs, repeat(-1)), dtype=np.int64, count=len(docs))[keep]
-    # A candidate repeating an earlier one of its list is a miss (found by validate).
-    repeat_flags = np.zeros(int(keep.sum()), dtype=bool)
-    if run.repeats:
-        first = np.cumsum(np.minimum(lens, K)) - np.minimum(lens, K)
+    docs, starts, ends, lens, cids = run.columns
+    lens, rows, top, keep, cand_q, cand_doc = _flat(run, gold)
+    notes: list[str] = []
+    if "doc-ids-as-published" in fixes:
+        gdoc, gpage, ngold = gold.page_arrays
+        cand_start, cand_end = starts, ends
+    else:
+        gdoc, gpage, ngold = gold.script_page_arrays
+        cand_docs, cand_start, cand_end = _as_script_reads(docs, starts, ends, cids, keep, notes)
+        if cand_docs is not docs:
+            cand_doc = _codes(gold, cand_docs)[keep]
+    miss = np.zeros(len(cand_q), dtype=bool)
+    if run.repeats and "repeats-count-once" in fixes:
+        first = np.cumsum(top) - top
         for j, flags in run.repeats.items():
-            repeat_flags[first[j] : first[j] + len(flags)] = flags
-    gdoc, gstart, gend, ngold = gold.context_arrays
-    return page_overlap_batch(cand_q, cand_doc, starts[keep], ends[keep], repeat_flags, gdoc, gstart, gend, ngold, K)
+            miss[first[j] : first[j] + len(flags)] = flags
+    hits, covered = page_hits_batch(cand_q, cand_doc, cand_start[keep], cand_end[keep], miss, gdoc, gpage)
+    recall = covered / np.maximum(ngold, 1)
+    if "precision-over-10" in fixes:
+        precision = hits / K
+    else:
+        shown = np.zeros(n, dtype=np.int64)
+        shown[rows] = top
+        precision = hits / np.maximum(shown, 1)
+    if "unanswered-count" not in fixes:
+        left_out = np.ones(n, dtype=bool)
+        left_out[rows[lens > 0]] = False
+        precision[left_out] = recall[left_out] = np.nan
+        empty = int((lens == 0).sum())
+        if left_out.any() and not fixes:
+            notes.append(
+                f"{int(left_out.sum()):,} questions left out of the means, as the script leaves them out: "
+                f"{empty:,} with an empty list, {n - len(rows):,} without a record"
+            )
+    if (lens == 2).any() and not fixes:
+        notes.append(
+            f"{int((lens == 2).sum()):,} lists of exactly two candidates read as two candidates "
+            "(the script joins a two-item list into one, expecting the [texts, images] pair of a fusion system)"
+        )
+    return precision, recall, notes
+
+
+def _flat(run: UnidocRun, gold: UnidocGold) -> tuple:
+    """(list lengths, gold rows, candidates counted per list, which candidates count, the question row and doc
+    code of each counted one), computed once per run and gold."""
+    key = (gold.sha256, id(gold))
+    if key not in run.flat:
+        docs, _, _, lens, _ = run.columns
+        lens = np.asarray(lens, dtype=np.int64)
+        rows = np.asarray(run.rows, dtype=np.int64)
+        # position of each candidate in its list: only the first K count
+        offsets = np.repeat(np.cumsum(lens) - lens, lens)
+        keep = (np.arange(len(docs)) - offsets) < K
+        run.flat.clear()
+        run.flat[key] = (lens, rows, np.minimum(lens, K), keep, np.repeat(rows, lens)[keep], _codes(gold, docs)[keep])
+    return run.flat[key]
+
+
+def _codes(gold: UnidocGold, docs: list[str]) -> np.ndarray:
+    return np.fromiter(map(gold.doc_codes.get, docs, repeat(-1)), dtype=np.int64, count=len(docs))
+
+
+_SCRIPT_NAME = (".txt", ".jpg", ".jpeg", ".png")
+
+
+def script_reading(name: str) -> tuple[str, int, int] | None:
+    """(doc, first page, last page) that retrieval_eval.py reads from a retrieved file name, or None where the
+    script stops with an error. The doc is the name up to its first `_`, kept as a string; the page is the
+    number after that `_` (`4751111_5.jpg`), else the `pg<n>` numbers (one: that page; two: the range, empty
+    when it runs backwards; none or more than two: an error). Pages above MAX_PAGE become MAX_PAGE + 1 (no
+    gold page is there), as int64 needs."""
+    base = name.rsplit("/", 1)[-1]
+    parts = base.split("_")
+    try:
+        page = int(parts[1].split(".")[0])
+        first = last = page
+    except (IndexError, ValueError):
+        found = re.findall(r"pg(\d+)", base)
+        if len(found) == 1:
+            found *= 2
+        if len(found) != 2:
+            return None
+        first, last = int(found[0]), int(found[1])
+    return parts[0], min(first, MAX_PAGE + 1), min(last, MAX_PAGE + 1)
+
+
+def _as_script_reads(docs, starts, ends, cids, keep, notes: list[str]):
+    """The candidates as the script sees them: a candidate whose id is a file name (.txt, .jpg, .jpeg, .png)
+    is what the script reads from that name; an unreadable name is a miss (the script stops there); any
+    other candidate is its doc and pages."""
+    if cids is None:
+        return docs, starts, ends
+    docs, starts, ends = list(docs), starts.copy(), ends.copy()
+    bad: list[str] = []
+    for i in np.flatnonzero(keep & np.array([c is not None and c.lower().endswith(_SCRIPT_NAME) for c in cids])):
+        read = script_reading(cids[i])
+        if read is None:
+            bad.append(cids[i])
+            docs[i] = "\0unreadable"  # in no gold: a miss
+        else:
+            docs[i], starts[i], ends[i] = read
+    if bad:  # only the script's own reading of names gets here (no fix 1)
+        notes.append(
+            f"{len(bad):,} candidates named in a way the script cannot read (e.g. {bad[0][:80]!r}): the script stops "
+            "with an error on them; the official protocol counts them as misses"
+        )
+    return docs, starts, ends

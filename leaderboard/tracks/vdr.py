@@ -23,6 +23,7 @@ from .base import (
     MAX_ID,
     Axis,
     Chart,
+    Deviation,
     Gold,
     Metric,
     ReportedRow,
@@ -438,7 +439,30 @@ class VdrTrack(Track):
             scores.astype("<f8").tobytes(),
         )
 
+    # MTEB scores ViDoRe with pytrec_eval, each dataset its own task: the board's nDCG@5 per dataset is its number.
+    deviations = (
+        Deviation(
+            "missing-datasets-score-0",
+            "a run's figure is the mean over the datasets it was evaluated on (a results table of a paper, "
+            "MTEB's mean over the tasks run)",
+            "the mean over every dataset of the gold, a dataset without rankings scoring 0 (coverage shown beside)",
+            "a run on a subset of the datasets must not outrank complete runs by skipping the hard ones",
+        ),
+    )
+
+    def score_with(self, run: VdrRun, gold: VdrGold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+        """With missing-datasets-score-0 the board (`score`); without it the mean over the covered datasets."""
+        unknown = sorted(set(fixes) - {d.name for d in self.deviations})
+        if unknown:
+            raise ValueError(f"vdr: unknown fix {', '.join(unknown)} (known: missing-datasets-score-0)")
+        if "missing-datasets-score-0" in fixes:
+            return self.score(run, gold, verdicts)
+        return self._score(run, gold, every_dataset=False)
+
     def score(self, run: VdrRun, gold: VdrGold, verdicts: dict | None = None) -> Scores:
+        return self._score(run, gold, every_dataset=True)
+
+    def _score(self, run: VdrRun, gold: VdrGold, every_dataset: bool) -> Scores:
         # the datasets the submission covers: those with predictions and at least one judged query
         datasets = sorted({ds for ds, _ in run.keys if gold.judged[ds]})
         units = np.full(len(gold.unit_keys), np.nan)
@@ -459,10 +483,16 @@ class VdrTrack(Track):
         # Every judged query of the gold counts, a query without a ranking as 0: the headline is the mean over
         # every dataset of the gold (queries resampled within each dataset, the index's strata), so a dataset
         # left out scores 0 and a run on a subset cannot outrank complete runs by skipping hard datasets.
+        # Without that fix (the official protocol) only the covered datasets count: scope = their queries.
         index = gold.unit_index
-        summary = summarise(index, {"ndcg@5": np.nan_to_num(units)}, ~np.isnan(units), axes={"dataset": gold.dataset_codes})
-        # per-dataset (and family) slices list only the runs that cover them
         covered = set(datasets)
+        scope = (
+            None if every_dataset else np.fromiter((ds in covered for ds in index.strata), dtype=bool, count=len(index.strata))
+        )
+        summary = summarise(
+            index, {"ndcg@5": np.nan_to_num(units)}, ~np.isnan(units), scope=scope, axes={"dataset": gold.dataset_codes}
+        )
+        # per-dataset (and family) slices list only the runs that cover them
         per_ds = {ds: cell for ds, cell in summary.breakdowns["dataset"].items() if ds in covered}
         summary.breakdowns["dataset"] = per_ds
         summary.overall["coverage"] = len(datasets) / len(gold.scored_datasets) if gold.scored_datasets else 0.0
@@ -479,7 +509,7 @@ class VdrTrack(Track):
         }
         if families:
             summary.breakdowns["family"] = families
-        n = len(gold.unit_keys)
+        n = len(gold.unit_keys) if scope is None else int(scope.sum())  # the queries the headline averages over
         answered = int(np.count_nonzero(~np.isnan(units)))
         return Scores(
             n=n,

@@ -5,6 +5,10 @@ Everything that came from a submission or a server path goes through `esc`.
 
 from __future__ import annotations
 
+import time
+
+from ..judge.base import batch_status
+from ..ranking import BOARD, OFFICIAL, protocol_of
 from ..reported import LEGEND
 from ..service import Board
 from ..tracks import Track
@@ -41,9 +45,19 @@ SUBMIT_HINT = hint(
 )
 
 
-def reported_legend() -> str:
-    """The one-line legend of a track with reported rows: rescored vs reported."""
-    return f'<p class="reported-legend"><span class="reported-badge">reported</span> {LEGEND}</p>'
+def reported_legend(track: Track | None = None, protocol: str = BOARD) -> str:
+    """The one-line legend of a track with reported rows: rescored vs reported, and (a track whose board differs
+    from its benchmark's script) which scores the rescored rows show: under the official script's, like for like."""
+    text = LEGEND
+    if track is not None and track.deviations:
+        text += (
+            " Scores: official script: rescored rows are scored as the benchmark's own script scores them, so they "
+            "now compare like for like with the reported rows."
+            if protocol_of(track, protocol) == OFFICIAL
+            else " Reported rows are official-script figures; the rescored rows show the board's scores (choose "
+            "Scores: official script to compare like for like)."
+        )
+    return f'<p class="reported-legend"><span class="reported-badge">reported</span> {esc(text)}</p>'
 
 
 def compare_summary(text: str) -> str:
@@ -69,10 +83,10 @@ def status_html(board: Board) -> str:
     parts += [f'<div class="banner notice" role="status">{esc(st["notice"])}</div>'] if st.get("notice") else []
     for entry_id, p in list(board.judge_progress.items()):
         e = board.entry(entry_id)
-        if e is not None and p.batch_id and p.lines_total:  # batch mode: the lines of the batch being polled
+        if e is not None and p.batch_id and p.lines_total:  # batch mode: the batch being polled, its lines, its wait
+            batch = batch_status(p.batch_id, p.lines_done, p.lines_total, p.batch_since, p.batch_waiting, time.time())
             parts.append(
-                f'<div class="judging">Answers of {esc(e.name)}: judging: batch {esc(p.batch_id[:64])}, '
-                f"{int(p.lines_done)} of {int(p.lines_total)} lines "
+                f'<div class="judging">Answers of {esc(e.name)}: judging: {esc(batch)} '
                 f'<progress value="{int(p.lines_done)}" max="{int(p.lines_total)}"></progress></div>'
             )
         elif e is not None and p.total:

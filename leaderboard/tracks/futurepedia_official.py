@@ -1,0 +1,330 @@
+"""Futurepedia scored as its own scripts score it (eval_mono.py, eval_cross.py; selection as eval_multi.py),
+with any subset of the board's fixes switched on (SCORING.md, "Official scripts"; the fixes are declared in
+futurepedia.py).
+
+The scripts score one file per query language (and document language): a file's value is the sum of every
+answer part's recall over the number of parts, a refusal counting one part of -1; a task's headline is the
+mean of its language values (cross-lingual: a language's value is the mean of its language pairs' values).
+With mean-per-unit a unit's value is the mean over its parts and every unit weighs the same; with
+missing-units-count a unit without a record scores 0 and counts. With all six fixes these are the board's
+numbers (up to rounding; the board itself is `FuturepediaTrack.score`).
+
+Key layout of the result: the board's metric keys for monolingual and cross-lingual (overall, CI, `_var`,
+breakdowns `language` and `language_pair`); selection has no overall key here: breakdown `doc_language`
+holds per document language `selection_recall` (mean recall of that language's replaced answer) and
+`offered` (how many units offered that language).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..metrics import ngram_kernel
+from ..metrics.nale import Recipe, part_row, refusals, script_predictions, split_answer
+from ..metrics.stats import BootstrapPlan
+from .base import Scores
+from .futurepedia import FIXES, LANGS, PAIRS
+
+LANG_POS = {q: i for i, q in enumerate(LANGS)}
+
+
+@dataclass(frozen=True)
+class PartRows:
+    """Every answer part of the gold as a kernel row, for one recipe; built once per gold load and recipe."""
+
+    needles: ngram_kernel.NeedleRows
+    size: np.ndarray  # per row: the denominator of its recall
+    ori_first: np.ndarray  # [record position, language code]: the first row of its answer's parts
+    ori_count: np.ndarray  # ... and how many parts
+    # [record position, document language code, j]: the j-th answer language's replaced answer, in the gold's
+    # order (count 0 past the last); new_answers[record position, document language code]: how many there are
+    new_first: np.ndarray
+    new_count: np.ndarray
+    new_answers: np.ndarray
+
+
+def part_rows(gold, recipe: Recipe) -> PartRows:
+    cache = gold.protocol_cache
+    if recipe not in cache:
+        rows, sizes = [], []
+        first = np.zeros((len(gold.records), len(LANGS)), dtype=np.int64)
+        count = np.zeros_like(first)
+        new_first = np.zeros((len(gold.records), len(LANGS), len(LANGS)), dtype=np.int64)
+        new_count = np.zeros_like(new_first)
+        new_answers = np.zeros_like(first)
+
+        def add(parts) -> tuple[int, int]:
+            start = len(rows)
+            for part in parts:
+                needles, counts, size = part_row(part, recipe)
+                rows.append((needles, counts))
+                sizes.append(size)
+            return start, len(parts)
+
+        for i, r in enumerate(gold.records):
+            for q, answer in r.raw_ori.items():
+                first[i, LANG_POS[q]], count[i, LANG_POS[q]] = add(split_answer(answer, recipe, split=True))
+            for d, by_lang in r.raw_new.items():
+                c = LANG_POS[d]
+                new_answers[i, c] = len(by_lang)
+                for j, answer in enumerate(by_lang.values()):
+                    new_first[i, c, j], new_count[i, c, j] = add(split_answer(answer, recipe, split=False))
+        cache[recipe] = PartRows(
+            ngram_kernel.NeedleRows(rows),
+            np.array(sizes, dtype=np.float64),
+            first,
+            count,
+            new_first,
+            new_count,
+            new_answers,
+        )
+    return cache[recipe]
+
+
+def _layout(gold, task: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per unit of `task` in canonical order: its record's position, query and document language codes."""
+    cache = gold.protocol_cache
+    if task not in cache:
+        keys = gold.unit_keys[task]
+        record = np.fromiter((gold.index[u[0]] for u in keys), dtype=np.int64, count=len(keys))
+        query = np.fromiter((LANG_POS[u[1]] for u in keys), dtype=np.int64, count=len(keys))
+        doc = np.fromiter((LANG_POS[u[-1]] for u in keys), dtype=np.int64, count=len(keys))
+        cache[task] = record, query, doc
+    return cache[task]
+
+
+def _expand(first: np.ndarray, count: np.ndarray):
+    """(group, row, position) of every part: group g's parts are rows first[g] .. first[g] + count[g] - 1."""
+    group = np.repeat(np.arange(len(count)), count)
+    position = np.arange(len(group)) - (np.cumsum(count) - count)[group]
+    return group, first[group] + position, position
+
+
+@dataclass(frozen=True)
+class _Options:
+    recipe: Recipe
+    per_unit: bool
+    refusals_are_text: bool
+    count_missing: bool
+
+    @classmethod
+    def of(cls, fixes: frozenset[str]) -> _Options:
+        unknown = sorted(fixes - set(FIXES))
+        if unknown:
+            raise ValueError(f"futurepedia: unknown fix {', '.join(unknown)} (known: {', '.join(FIXES)})")
+        return cls(
+            Recipe("distinct-3grams" in fixes, "normalise-both-sides" in fixes, "short-answers-score" in fixes),
+            "mean-per-unit" in fixes,
+            "refusals-are-text" in fixes,
+            "missing-units-count" in fixes,
+        )
+
+
+def _predictions(texts: list[str], recipe: Recipe):
+    if recipe.board_normalisation:
+        return ngram_kernel.normalised_points(texts)
+    return ngram_kernel.text_points(script_predictions(texts))
+
+
+def _aligned_max(groups: int, width: int, group, position, recall, keep=None) -> np.ndarray:
+    """Per group, per part position, the best recall (0 where none): the scripts' code-switch lists."""
+    out = np.zeros((groups, max(width, 1)))
+    if keep is not None:
+        group, position, recall = group[keep], position[keep], recall[keep]
+    np.maximum.at(out, (group, position), recall)
+    return out
+
+
+def score_official(parsed: dict, gold, fixes: frozenset[str]) -> Scores:
+    """The submission's numbers with only `fixes` applied (none: the scripts' own protocol)."""
+    options = _Options.of(frozenset(fixes))
+    rows = part_rows(gold, options.recipe)
+    overall: dict[str, float | None] = {}
+    ci: dict[str, list[float]] = {}
+    breakdowns: dict[str, dict] = {}
+    units: dict[str, np.ndarray] = {}
+    n = missing = 0
+    for task, preds in parsed.items():
+        keys = gold.unit_keys[task]
+        missing += len(keys) - len(preds)
+        if task == "selection":
+            cells, scored = _selection(preds, gold, rows, options)
+            n += len(keys) if options.count_missing else scored  # as the board's n, which counts them in the entropy
+            if cells:
+                breakdowns["doc_language"] = cells
+            continue
+        num, den, value, included = _unit_sums(task, preds, gold, rows, options)
+        n += int(included.sum())
+        answered = np.zeros(len(keys), dtype=bool)
+        answered[[gold.unit_pos[task][u] for u in preds]] = True
+        for key in num:
+            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], den[key], included, gold)
+            overall[key] = head
+            if bounds is not None:
+                ci[key] = bounds
+            present = [v for v in per_lang.values() if v is not None]
+            overall[f"{key}_var"] = float(np.var(present)) if present else None
+            for q, v in per_lang.items():
+                breakdowns.setdefault("language", {}).setdefault(q, {})[key] = v
+            if task == "crosslingual":
+                for pair, v in per_cell.items():
+                    breakdowns.setdefault("language_pair", {}).setdefault(pair, {})[key] = v
+            units[key] = np.where(answered, value[key], np.nan)
+    return Scores(
+        n=n,
+        missing=missing,
+        overall=overall,
+        ci=ci,
+        breakdowns={a: breakdowns[a] for a in ("language", "language_pair", "doc_language") if a in breakdowns},
+        units=units,
+        extra={"tasks": [t for t in ("monolingual", "crosslingual", "selection") if t in parsed]},
+    )
+
+
+def _unit_sums(task: str, preds: dict, gold, rows: PartRows, options: _Options):
+    """Per metric and gold unit (canonical order): what it adds to its language's numerator and
+    denominator, its own value, and which units count at all."""
+    keys = gold.unit_keys[task]
+    pos = gold.unit_pos[task]
+    texts = list(preds.values())
+    ks = np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds))
+    record, query, doc = (x[ks] for x in _layout(gold, task))
+    strict_parts = rows.ori_count[record, query]
+    group, row, position = _expand(rows.ori_first[record, query], strict_parts)
+    if task == "crosslingual":
+        other_parts = rows.ori_count[record, doc]
+        other = _expand(rows.ori_first[record, doc], other_parts)
+        slot = np.concatenate([np.zeros(len(group), dtype=np.int64), np.ones(len(other[0]), dtype=np.int64)])
+        group, row, position = (np.concatenate([x, y]) for x, y in zip((group, row, position), other))
+        order = np.argsort(group, kind="stable")  # a prediction's pairs together: its grams are built once
+        group, row, position, slot = group[order], row[order], position[order], slot[order]
+    else:
+        slot = np.zeros(len(group), dtype=np.int64)
+    found = ngram_kernel.recall_pairs(rows.needles, _predictions(texts, options.recipe), group, row)
+    recall = found / rows.size[row]
+    is_strict = slot == 0
+    parts = strict_parts.astype(np.float64)
+    strict = np.bincount(group[is_strict], recall[is_strict], minlength=len(preds))
+    mean = np.divide(strict, parts, out=np.zeros(len(preds)), where=parts > 0)
+    names = ("monolingual",) if task == "monolingual" else ("crosslingual_strict", "crosslingual_loose")
+    unit_num = {names[0]: mean if options.per_unit else strict}
+    if task == "crosslingual":
+        if options.per_unit:
+            other_sum = np.bincount(group[~is_strict], recall[~is_strict], minlength=len(preds))
+            other_mean = np.divide(other_sum, other_parts, out=np.zeros(len(preds)), where=other_parts > 0)
+            unit_num[names[1]] = np.maximum(mean, other_mean)
+        else:
+            width = int(position.max()) + 1 if len(position) else 1
+            unit_num[names[1]] = _aligned_max(len(preds), width, group, position, recall).sum(axis=1)
+    unit_den = np.ones(len(preds)) if options.per_unit else parts
+    if not options.refusals_are_text:
+        refusal = np.array(refusals(texts), dtype=bool)
+        for key in names:
+            unit_num[key] = np.where(refusal, -1.0, unit_num[key])
+        unit_den = np.where(refusal, 1.0, unit_den)
+    included = np.zeros(len(keys), dtype=bool)
+    den = np.zeros(len(keys))
+    if options.count_missing:
+        included[:] = True
+        all_record, all_query, _ = _layout(gold, task)
+        den[:] = 1.0 if options.per_unit else rows.ori_count[all_record, all_query]
+    included[ks] = True
+    den[ks] = unit_den
+    num, value = {}, {}
+    for key in names:
+        num[key] = np.zeros(len(keys))
+        num[key][ks] = unit_num[key]
+        value[key] = np.zeros(len(keys))
+        value[key][ks] = np.divide(unit_num[key], unit_den, out=np.zeros(len(preds)), where=unit_den > 0)
+    return num, {key: den for key in names}, value, included
+
+
+def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndarray, gold):
+    """(headline, {language: value}, {pair: value}, CI): per cell (a language; cross-lingual: a language
+    pair) the included units' numerators over their denominators; a cross-lingual language is the mean of
+    its pairs; the headline the mean of the languages. Cells without a unit are left out at each level.
+    The CI resamples record ids (all units of an id together) with the board's bootstrap plan."""
+    cluster, query, doc = _layout(gold, task)
+    if task == "crosslingual":  # PAIRS is permutations(LANGS, 2): query-major, the query itself skipped
+        names, cell = PAIRS, query * (len(LANGS) - 1) + doc - (doc > query)
+        lang_of_cell = np.repeat(np.arange(len(LANGS)), len(LANGS) - 1)
+    else:
+        names, cell = LANGS, query
+        lang_of_cell = np.arange(len(LANGS))
+    num, den = np.where(included, num, 0.0), np.where(included, den, 0.0)
+    counted = np.bincount(cell, included.astype(np.float64), minlength=len(names))
+    flat = cluster * len(names) + cell
+    size = len(gold.records) * len(names)
+    cluster_num = np.bincount(flat, num, minlength=size).reshape(len(gold.records), len(names))
+    cluster_den = np.bincount(flat, den, minlength=size).reshape(len(gold.records), len(names))
+
+    def levels(cell_num, cell_den):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where((cell_den > 0) & (counted > 0), cell_num / cell_den, np.nan)
+        per_lang = np.stack([_nanmean(ratio[..., lang_of_cell == j]) for j in range(len(LANGS))], axis=-1)
+        return ratio, per_lang, _nanmean(per_lang)
+
+    ratio, per_lang, head = levels(cluster_num.sum(axis=0), cluster_den.sum(axis=0))
+    cells = {name: _value(ratio[j]) for j, name in enumerate(names) if counted[j] > 0}
+    langs = {q: _value(per_lang[j]) for j, q in enumerate(LANGS) if not np.isnan(per_lang[j])}
+    if np.isnan(head):
+        return None, langs, cells, None
+    counts = BootstrapPlan.for_sizes((len(gold.records),)).strata[0]
+    _, _, replicates = levels(counts @ cluster_num, counts @ cluster_den)
+    low, high = np.nanpercentile(replicates, [2.5, 97.5])
+    return float(head), langs, cells, [float(low), float(high)]
+
+
+def _nanmean(values: np.ndarray):
+    """Mean over the last axis of the values that are not NaN (NaN when there is none), without warnings."""
+    ok = ~np.isnan(values)
+    total = np.where(ok, values, 0.0).sum(axis=-1)
+    count = ok.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _value(x) -> float | None:
+    return None if np.isnan(x) else float(x)
+
+
+def _selection(preds: dict, gold, rows: PartRows, options: _Options) -> tuple[dict, int]:
+    """Per offered document language: the mean recall of its replaced answer ({"selection_recall",
+    "offered"}), and how many units were scored. A refusal is left out (eval_multi.py records nothing for
+    it); a unit without a record names no document language, so it has no place in these means."""
+    items = list(preds.items())
+    if not options.refusals_are_text:
+        refusal = np.array(refusals([p for _, (p, _) in items]), dtype=bool)
+        items = [item for item, no in zip(items, refusal) if not no]
+    if not items:
+        return {}, 0
+    offered = np.fromiter((len(docs) for _, (_, docs) in items), dtype=np.int64, count=len(items))
+    unit = np.repeat(np.arange(len(items)), offered)  # per group = (unit, offered document language)
+    lang = np.fromiter((LANG_POS[d] for _, (_, docs) in items for d in docs), dtype=np.int64, count=len(unit))
+    record = np.fromiter((gold.index[rid] for (rid, _), _ in items), dtype=np.int64, count=len(items))[unit]
+    counts = rows.new_count[record, lang]  # (groups, answer languages)
+    cell, row, position = _expand(rows.new_first[record, lang].ravel(), counts.ravel())
+    group = cell // len(LANGS)
+    found = ngram_kernel.recall_pairs(rows.needles, _predictions([p for _, (p, _) in items], options.recipe), unit[group], row)
+    recall = found / rows.size[row]
+    groups = len(unit)
+    if options.per_unit:  # f(d): the best answer language's mean over its parts (0 without an answer)
+        sums = np.bincount(cell, recall, minlength=counts.size)
+        means = np.divide(sums, counts.ravel(), out=np.zeros(counts.size), where=counts.ravel() > 0)
+        num, den = means.reshape(counts.shape).max(axis=1), np.ones(groups)
+    else:  # position by position over the first answer language's parts; [0] without an answer
+        limit = np.where(rows.new_answers[record, lang] > 0, counts[:, 0], 1)
+        keep = position < limit[group]
+        num = _aligned_max(groups, int(limit.max()), group, position, recall, keep=keep).sum(axis=1)
+        den = limit.astype(np.float64)
+    total = np.bincount(lang, num, minlength=len(LANGS))
+    weight = np.bincount(lang, den, minlength=len(LANGS))
+    offered_by = np.bincount(lang, minlength=len(LANGS))
+    cells = {
+        d: {"selection_recall": float(total[j] / weight[j]) if weight[j] > 0 else None, "offered": int(offered_by[j])}
+        for j, d in enumerate(LANGS)
+        if offered_by[j]
+    }
+    return cells, len(items)

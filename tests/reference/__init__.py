@@ -1,0 +1,1 @@
+"""Reference implementations of the benchmarks' own scoring scripts, written in tests from reading them."""

@@ -1,0 +1,60 @@
+"""leaderboard/metrics/nale.py: the Futurepedia scripts' normalisation and listed 3-grams, against the
+reference rewrite of the scripts (tests/reference/nale_eval.py); no gold needed."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from reference import nale_eval as ref
+
+from leaderboard.metrics.nale import Recipe, part_row, refusals, refused, script_normalise, script_predictions
+
+ALPHABET = "aZé\u0301ß İΣΣς\u00ad 리스본准将ガⅫ①²  ,.-'\"[]!?\u3000\u00a0\u00a8\0x9"
+OFFICIAL = Recipe(distinct=False, board_normalisation=False, short_rule=False)
+
+
+def _texts(seed: int, n: int = 400) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 8))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_normalisation_is_the_scripts(seed):
+    texts = _texts(seed)
+    assert [script_normalise(t) for t in texts] == [ref.normalise(t) for t in texts]
+    clean = [t.replace("\0", "") for t in texts]  # the joined path (no NUL), then the one-by-one path
+    assert script_predictions(clean) == [ref.normalise(t.lower()) for t in clean]  # final sigmas included
+    assert script_predictions(texts) == [ref.normalise(t.lower()) for t in texts]
+
+
+def test_single_tokens_only_lose_punctuation_and_decompose():
+    assert script_normalise("Pays-Bas") == "paysbas"
+    assert script_normalise("Pays-Bas, Norvège") == "pays-bas, norvège"
+    assert script_normalise("리스본") != "리스본" and len(script_normalise("리스본")) == 7  # 7 jamo
+    assert script_normalise("Zürich") == "zürich"  # NFKD leaves a combining mark: not alphabetic, reverted
+    assert script_normalise("3.14") == "314"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_part_row_scores_as_the_script(seed):
+    rng = random.Random(seed)
+    words = ["Florence", "Turin", "준장", "准将", "U.S.", "Pays-Bas", "aaaa", "a b c", "北极 蛇", "['x', 'y']"]
+    for _ in range(300):
+        part = " ".join(rng.sample(words, rng.randint(1, 2)))
+        prediction = " ".join(rng.sample(words, rng.randint(0, 3)))
+        needles, counts, size = part_row(part, OFFICIAL)
+        text = script_normalise(prediction.lower())
+        got = sum(c for n, c in zip(needles, counts) if n in text) / size
+        assert got == ref.part_recall(part, prediction), (part, prediction)
+
+
+def test_refusals_are_matched_as_written():
+    assert all(refused(f"x {phrase} y") for phrase in ref.REFUSALS)
+    assert not refused("Insufficient information.")  # case-sensitive, as the scripts
+    rng = random.Random(0)
+    texts = [
+        rng.choice(["", "x", "Insufficient information", *ref.REFUSALS]) + rng.choice(["", " a", "信息"]) for _ in range(300)
+    ]
+    assert refusals(texts) == [ref.refused(t) for t in texts]
+    assert refusals([*texts, "a\0信息不足"]) == [ref.refused(t) for t in [*texts, "a\0信息不足"]]
