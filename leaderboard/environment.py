@@ -131,8 +131,8 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "RESULTS_REPO",
-        "dataset repo where scored results (judged scores included) are cached, so a fresh "
-        "Space starts without rescoring or judging again",
+        "dataset repo the board publishes its results to; a fresh Space takes back only the LLM judge's "
+        "verdicts from it (so it never pays to judge again) and rescores every submission",
     ),
     Variable("HF_TOKEN", "token for the Hub (needs write access to both repos to submit and push results); never printed"),
     Variable("HF_ENDPOINT", "Hub endpoint (tests point it at a local fake Hub)", shown="`https://huggingface.co`", parse=as_url),

@@ -87,6 +87,9 @@ rescored and a change of gold or metric rescores everything.
   with *official script* chosen they compare like for like. Each track's section lists where the board differs.
 - **Judged metrics** ({judged}) show which judge produced them; `≈` marks the offline
   lexical judge, an approximation. The board never mixes judges in one ranking.{judge_differences()}
+- **Shared results**: from its results repo the board takes back only the LLM judge's verdicts and
+  recomputes every number from them and the submission, so whoever can write that repo can forge a verdict,
+  never a score.
 
 A submission is one file: `.jsonl` with a header line `{{"track": ..., "system": {{...}}}}` then one prediction
 per line, or `.json` `{{"track", "system", "predictions": [...]}}`. Check it before submitting with
