@@ -21,6 +21,11 @@ from leaderboard.scoring import check, score_bytes
 from leaderboard.tracks import TRACKS
 from leaderboard.tracks.futurepedia import LANGS
 
+NAME_KINDS = (
+    "text chunk `<doc>_id_<k>_pg<a>[_pg<b>].txt`, page image `<doc>_<page>.jpg|png` or `<doc>_page_<n>.png`, "
+    "figure `<doc>/figure-<page>-<n>.jpg`, table `<doc>/table-<page>-<n>.jpg`"
+)
+
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "benchmarks"
 DEMO_GOLD = demo.DEMO_DIR / "gold"
@@ -284,7 +289,29 @@ def test_a_baseline_without_the_gold_says_what_it_needs(tmp_path):
     with pytest.raises(convert.ConvertError) as err:
         convert.convert("unidoc", [run], SYSTEM, gold=unreadable)
     assert err.value.problems == [
-        "finance.json row 0: a baseline row is matched to the gold by its question: the gold cannot be read (no such folder)"
+        "1 baseline rows are matched to the gold by their question: the gold cannot be read (no such folder)"
+    ]
+
+
+def test_a_run_on_another_gold_is_said_once_not_per_row(tmp_path, unidoc):
+    """Every question of the demo run is unknown to the real gold (and the other way round): one line says
+    so, naming the gold read; a bad name is still listed with its row."""
+    gold_dir, gold = unidoc
+    other_dir = DEMO_GOLD / "unidoc" if gold_dir != DEMO_GOLD / "unidoc" else REAL / "unidoc"
+    if not other_dir.is_dir():
+        pytest.skip("the real UniDoc-Bench gold is not in ../shared/benchmarks/unidoc (a user's checkout)")
+    other = TRACKS["unidoc"].load_gold(other_dir)
+    rows = [baseline_row(q, ["1_1.jpg"]) for q in other.questions[:50]] + [baseline_row(other.questions[50], ["x.pdf"])]
+    run = tmp_path / "finance.json"
+    run.write_text(json.dumps(columns(rows)))
+    with pytest.raises(convert.ConvertError) as err:
+        convert.convert("unidoc", [run], SYSTEM, gold=gold)
+    assert err.value.problems[0] == (
+        f"none of the 51 baseline rows has a question of the gold read ({gold.source}): is it the gold the run "
+        "was made on? (--gold names it)"
+    )
+    assert err.value.problems[1:] == [
+        f"finance.json row 50: retrieved_metadata[0]: 'x.pdf' is not a UniDoc-Bench candidate name ({NAME_KINDS})"
     ]
 
 

@@ -102,12 +102,15 @@ class _QuestionIndex:
 
     def __init__(self, gold):
         self.source = gold.source
+        self.quiet = False  # True: no row matches, which is said once, not per row
         self.ids: dict[str, list[str]] = {}
         for q, text in zip(gold.questions, gold.spaced_questions):
             self.ids.setdefault(text, []).append(q.qid)
 
     def match(self, question) -> tuple[str | None, str | None]:
         """(gold id, None) or (None, why not)."""
+        if isinstance(question, list):
+            return None, "question: a list, not one question's text: a column-oriented file is read with --format baseline"
         if not isinstance(question, str) or not question.strip():
             return None, f"question: expected the question's text, got {str(question)[:80]!r}"
         found = self.ids.get(" ".join(question.split()), [])
@@ -115,42 +118,49 @@ class _QuestionIndex:
             return found[0], None
         shown = repr(" ".join(question.split())[:80])
         if not found:
-            return None, f"question {shown} is not a question of the gold (matched by text, whitespace collapsed)"
+            return (
+                None,
+                "" if self.quiet else f"question {shown} is not a question of the gold (matched by text, whitespace collapsed)",
+            )
         return None, f"question {shown} matches {len(found)} gold questions ({', '.join(found[:5])}): not guessed"
+
+
+def _is_baseline(obj) -> bool:
+    return isinstance(obj, dict) and "id" not in obj and ("retrieved_metadata" in obj or "question" in obj)
 
 
 def records_from_rows(run: dict[str, list[tuple[str, object]]], problems, gold_of) -> list[dict]:
     """Records of every row of every file ({file: [(where in the file, row)]}); `gold_of()` gives the gold,
     asked for only when a row has no id."""
+    baseline = [obj for rows in run.values() for _, obj in rows if _is_baseline(obj)]
+    index = None
+    if baseline:
+        try:
+            index = _QuestionIndex(gold_of())
+        except ValueError as exc:
+            problems.append(f"{len(baseline):,} baseline rows are matched to the gold by their question: {exc}")
+            return []
+        # Not one match: the wrong gold (or the wrong files), said once rather than once per row.
+        index.quiet = not any(index.match(obj.get("question"))[0] for obj in baseline)
+        if index.quiet:
+            problems.append(
+                f"none of the {len(baseline):,} baseline rows has a question of the gold read ({index.source}): "
+                "is it the gold the run was made on? (--gold names it)"
+            )
     records: list[dict] = []
-    index: _QuestionIndex | None = None
     seen: dict[str, str] = {}  # gold id -> where its baseline row was
     for file, rows in run.items():
         for label, obj in rows:
             where = f"{file} {label}"
-            if not isinstance(obj, dict) or not ("id" in obj or "retrieved_metadata" in obj or "question" in obj):
+            if not isinstance(obj, dict) or not ("id" in obj or _is_baseline(obj)):
                 problems.append(
                     f"{where}: expected an object {{id, retrieved, answer}} or a baseline row "
                     "{question, baseline, retrieved_metadata}"
                 )
                 continue
-            if "id" in obj:
-                record = _id_row(obj, where, problems)
-            else:
-                if index is None:
-                    try:
-                        index = _QuestionIndex(gold_of())
-                    except ValueError as exc:
-                        problems.append(f"{where}: a baseline row is matched to the gold by its question: {exc}")
-                        return records
-                record = _baseline_row(obj, where, index, seen, problems)
+            record = _id_row(obj, where, problems) if "id" in obj else _baseline_row(obj, where, index, seen, problems)
             if record is not None:
                 records.append(record)
-    if index is not None and not seen:
-        problems.append(
-            f"no baseline row matches a question of the gold read ({index.source}): is it the gold the run "
-            "was made on? (--gold names it)"
-        )
     return records
 
 
@@ -201,6 +211,8 @@ def _baseline_row(obj: dict, where: str, index: _QuestionIndex, seen: dict[str, 
     if found:
         for p in found:
             problems.append(f"{where}: {p}")
+        return None
+    if qid is None:  # no row of the run matches the gold: said once, above
         return None
     seen[qid] = where
     record = {"id": qid, "question": obj["question"], "retrieved": cands}
