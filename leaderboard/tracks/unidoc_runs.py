@@ -183,6 +183,8 @@ def _id_row(obj: dict, where: str, problems) -> dict | None:
     if bad:
         return None
     record = {"id": obj["id"], "retrieved": out}
+    if obj.get("question") is not None:  # kept: the validator checks it against the gold text of the id
+        record["question"] = obj["question"]
     if obj.get("answer") is not None:
         record["answer"] = obj["answer"]
     return record
