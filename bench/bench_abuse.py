@@ -3,6 +3,7 @@
     python bench/bench_abuse.py                # every payload below, once
     python bench/bench_abuse.py --only bomb    # payloads whose name contains "bomb"
     python bench/bench_abuse.py --pr-floods    # only the pull-request floods (local fake Hub, no app)
+    python bench/bench_abuse.py upload-flood   # the upload route flooded, no submit (upload_flood, at the end)
 
 Steps:
   1. build the payloads in a temporary folder: the `{}`-bomb (.json.gz and
@@ -317,5 +318,128 @@ def pr_floods(sidecars: int = 3000, floods: int = 10, refresh_s: float = 30.0, m
         )
 
 
+# ---- upload flood: Gradio's /gradio_api/upload without a submit ------------------------------------------------
+def upload_flood(argv: list[str] | None = None) -> None:
+    """Strangers post files to the upload route and never submit them, while a second client browses tables.
+
+        python bench/bench_abuse.py upload-flood [--clients 12] [--mib 100] [--tiny 1000] [--claim 15]
+
+    Three waves against `python app.py` (its upload folder private to the run, UPLOAD_CLAIM_SECONDS=--claim):
+    one client posting ten --mib uploads, one client posting --tiny 8-byte uploads, then --clients clients (told
+    apart by X-Forwarded-For, which the app believes from the local host) posting two --mib uploads each at once.
+    Prints what each wave was answered, the upload folder's peak size and file count, the slowest and median page
+    request (/table_<track>) meanwhile, and how long the folder took to empty once the flood stopped.
+    """
+    import httpx
+
+    parser = argparse.ArgumentParser(prog="bench_abuse.py upload-flood")
+    parser.add_argument("--clients", type=int, default=12)
+    parser.add_argument("--mib", type=int, default=100)
+    parser.add_argument("--tiny", type=int, default=1000)
+    parser.add_argument("--claim", type=float, default=15.0)
+    args = parser.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-upload-flood-"))
+    folder = tmp / "gradio"
+    os.environ.update({"GRADIO_TEMP_DIR": str(folder), "UPLOAD_CLAIM_SECONDS": str(args.claim)})
+
+    def usage() -> tuple[int, int]:
+        size = files = 0
+        for root, _, names in os.walk(folder):
+            for name in names:
+                try:
+                    size += os.stat(os.path.join(root, name)).st_size
+                    files += 1
+                except OSError:
+                    pass
+        return size, files
+
+    peak = [0, 0]
+    watching = threading.Event()
+
+    def watch() -> None:
+        while not watching.is_set():
+            size, files = usage()
+            peak[0], peak[1] = max(peak[0], size), max(peak[1], files)
+            time.sleep(0.01)
+
+    bodies = tmp / "bodies"
+    bodies.mkdir()
+
+    def post(http: httpx.Client, client: str, i: int, size: int) -> str:
+        # a sparse file each (no disk, no memory), distinct by its first bytes: identical bytes would be one file
+        # in Gradio's folder
+        path = bodies / f"u{i}.jsonl"
+        with open(path, "wb") as fh:
+            fh.write(i.to_bytes(8, "big"))
+            fh.truncate(max(size, 8))
+        try:
+            with open(path, "rb") as fh:
+                r = http.post(
+                    "gradio_api/upload", files={"files": (path.name, fh)}, headers={"X-Forwarded-For": client}, timeout=120
+                )
+            return str(r.status_code)
+        except httpx.HTTPError as exc:
+            return type(exc).__name__
+        finally:
+            path.unlink()
+
+    def wave(label: str, jobs: list[tuple[str, int, bytes]], threads: int) -> None:
+        from collections import Counter
+        from concurrent.futures import ThreadPoolExecutor
+
+        start = time.perf_counter()
+        with httpx.Client(base_url=app.url) as http, ThreadPoolExecutor(threads) as pool:
+            codes = Counter(pool.map(lambda job: post(http, *job), jobs))
+        took = time.perf_counter() - start
+        print(f"    {label:44s} {len(jobs):5d} in {took:5.1f} s: " + ", ".join(f"{n} x {c}" for c, n in sorted(codes.items())))
+
+    app = AppProcess(tmp / "data")
+    try:
+        print(f"app served in {app.wait_served():.1f} s; upload folder {folder}")
+        stop, times, errors = threading.Event(), [], []
+        browser = threading.Thread(target=browse, args=(app.url, stop, times, errors), daemon=True)
+        browser.start()
+        deadline = time.perf_counter() + 60
+        while len(times) < 10 and time.perf_counter() < deadline:  # the baseline: page requests before any upload
+            time.sleep(0.1)
+        quiet = len(times)
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        print("waves (uploads, seconds, answers):")
+        big = args.mib * 2**20
+        wave(f"one client, ten {args.mib} MiB", [("203.0.113.1", i, big) for i in range(10)], 4)
+        wave(f"one client, {args.tiny} of 8 bytes", [("203.0.113.2", 10_000 + i, 8) for i in range(args.tiny)], 8)
+        many = [(f"198.51.100.{c}", 100 * c + i, big) for c in range(1, args.clients + 1) for i in range(2)]
+        wave(f"{args.clients} clients, two {args.mib} MiB each, at once", many, min(len(many), 24))
+        stopped = time.perf_counter()
+        busy = times[quiet:]
+        while usage() != (0, 0) and time.perf_counter() - stopped < args.claim + 120:
+            time.sleep(0.1)
+        emptied = time.perf_counter() - stopped
+        watching.set()
+        stop.set()
+        browser.join(30)
+        left = usage()
+    finally:
+        app.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(
+        f"upload folder: peak {peak[0] / 2**20:,.0f} MiB in {peak[1]} files; after the flood: {left[0]:,} bytes in {left[1]} files"
+    )
+    print(f"    emptied {emptied:.1f} s after the last upload (UPLOAD_CLAIM_SECONDS={args.claim:g})")
+    if quiet:
+        print(
+            f"page requests (/table_<track>) before the flood: {quiet}, median {statistics.median(times[:quiet]) * 1000:.0f} ms"
+        )
+    print(f"page requests (/table_<track>) during the flood: {len(busy)}, failed: {len(errors)}")
+    if busy:
+        print(f"    median {statistics.median(busy) * 1000:.0f} ms, slowest {max(busy):.2f} s   target < {TARGET_PAGE_S:.0f} s")
+    for e in errors[:5]:
+        print(f"    {e}")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["upload-flood"]:
+        upload_flood(sys.argv[2:])
+    else:
+        main()

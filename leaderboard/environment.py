@@ -131,8 +131,8 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "RESULTS_REPO",
-        "dataset repo where scored results (judged scores included) are cached, so a fresh "
-        "Space starts without rescoring or judging again",
+        "dataset repo the board publishes its results to; a fresh Space takes back only the LLM judge's "
+        "verdicts from it (so it never pays to judge again) and rescores every submission",
     ),
     Variable("HF_TOKEN", "token for the Hub (needs write access to both repos to submit and push results); never printed"),
     Variable("HF_ENDPOINT", "Hub endpoint (tests point it at a local fake Hub)", shown="`https://huggingface.co`", parse=as_url),
@@ -246,6 +246,44 @@ VARIABLES: tuple[Variable, ...] = (
         default=(),
         shown="unset",
         parse=as_names,
+    ),
+    Variable(
+        "UPLOAD_CLIENT_MIB",
+        "MiB one client (a logged-in user, else an IP address) may hold in Gradio's upload folder at once: uploaded, "
+        "not yet submitted or deleted; past it an upload is refused (429)",
+        default=256,
+        parse=as_positive_int,
+    ),
+    Variable(
+        "UPLOAD_CLIENT_FILES",
+        "files one client may hold in the upload folder at once (429 past it)",
+        default=4,
+        parse=as_positive_int,
+    ),
+    Variable(
+        "UPLOAD_CLIENT_MIB_PER_HOUR", "MiB one client may upload per hour (429 past it)", default=1024, parse=as_positive_int
+    ),
+    Variable(
+        "UPLOAD_CLIENT_FILES_PER_HOUR", "uploads one client may make per hour (429 past it)", default=30, parse=as_positive_int
+    ),
+    Variable(
+        "UPLOAD_FOLDER_MIB",
+        "MiB every client together may hold in the upload folder (413 past it); where submitting needs a login, uploads "
+        "without one may fill half of it",
+        default=2048,
+        parse=as_positive_int,
+    ),
+    Variable(
+        "UPLOAD_FOLDER_FILES",
+        "files every client together may hold in the upload folder (413 past it)",
+        default=400,
+        parse=as_positive_int,
+    ),
+    Variable(
+        "UPLOAD_CLAIM_SECONDS",
+        "an upload that no submit has taken within this many seconds is deleted (and so are uploads cut short)",
+        default=300.0,
+        parse=as_positive_float,
     ),
     Variable("SPACE_ID", "set by Hugging Face on a Space: submitting needs a Hugging Face login, refresh is for `ADMIN_USERS`"),
     Variable(

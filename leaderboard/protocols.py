@@ -82,14 +82,18 @@ def cli_output(track: Track, parsed: Any, gold: Any, summary: dict, protocol: st
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
     out = {k: summary[k] for k in ("track", "system", "n", "missing", "overall", "ci", "breakdowns")}
-    official, deviations = official_report(track, parsed, gold, summary)
-    notes = official.extra.get("notes", [])
+    if "official" in summary:  # scored with both protocols already (scoring.score_checked)
+        official, deviations = summary["official"], summary["deviations"]
+    else:
+        scores, deviations = official_report(track, parsed, gold, summary)
+        official = {"overall": scores.overall, "ci": scores.ci, "breakdowns": scores.breakdowns, "n": scores.n}
+        official.update(missing=scores.missing, notes=scores.extra.get("notes", []))
+    notes = official.get("notes", [])
     if protocol == "official":
-        out.update(n=official.n, missing=official.missing, overall=official.overall, ci=official.ci)
-        out["breakdowns"] = official.breakdowns
+        out.update({k: official[k] for k in ("n", "missing", "overall", "ci", "breakdowns")})
         out["protocol"] = "official"
     else:
-        out["official"] = official.overall
+        out["official"] = official["overall"]
         out["deviations"] = deviations
     if notes:
         out["notes"] = notes

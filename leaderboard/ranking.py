@@ -5,7 +5,9 @@ Everything here is derived from result summaries; nothing is rescored.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,6 +88,35 @@ def mark_duplicates(entries: list[Entry], track_of) -> None:
 
 def _path_id(e: Entry) -> str:
     return hashlib.sha256(f"{e.sha256}\n{e.path}".encode()).hexdigest()[:12]
+
+
+# The board's "Scores" choice (SCORING.md, "Official scripts"): the board's own definitions, or the benchmark's
+# script's, stored beside them in every summary of a track that declares deviations (summary["official"]).
+BOARD, OFFICIAL = "board", "official"
+PROTOCOLS = (BOARD, OFFICIAL)
+
+
+def protocol_of(track: Track, choice) -> str:
+    """OFFICIAL when it is asked for and the track declares deviations (else both protocols are the board's)."""
+    return OFFICIAL if choice == OFFICIAL and track.deviations else BOARD
+
+
+def in_protocol(track: Track, summary: Mapping, protocol: str) -> Mapping:
+    """`summary` as `protocol` scores it: under OFFICIAL its official overall, ci, breakdowns, n and missing in place
+    of the board's (judged metrics carry the same values in both); a summary without an official part as it is."""
+    if protocol_of(track, protocol) != OFFICIAL:
+        return summary
+    official = summary.get("official")
+    if not isinstance(official, Mapping):  # invalid, pending: no scores to switch
+        return summary
+    return {**summary, **official}
+
+
+def entries_in(track: Track, entries: list[Entry], protocol: str) -> list[Entry]:
+    """`entries` with their summaries as `protocol` scores them (new entries; the board's are left as they are)."""
+    if protocol_of(track, protocol) != OFFICIAL:
+        return entries
+    return [dataclasses.replace(e, summary=in_protocol(track, e.summary, protocol)) for e in entries]
 
 
 def rank_upper_bound(low: np.ndarray, high: np.ndarray, higher_is_better: bool = True) -> np.ndarray:

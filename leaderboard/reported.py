@@ -153,7 +153,13 @@ def find(entry_id: str, gold_of) -> tuple[Track, ReportedRow] | None:
 def hover(row: ReportedRow) -> str:
     """One paragraph: what the figures are and where they come from (a title attribute, a chart's hover)."""
     src = row.source
-    parts = [f"Reported, not rescored: {src.title}", src.where, f"licence: {src.licence}", f"measured on: {src.measured_on}"]
+    parts = [
+        f"Reported, not rescored: {src.title}",
+        src.where,
+        "official-script figures",  # what the source's own scoring script printed (SCORING.md, "Official scripts")
+        f"licence: {src.licence}",
+        f"measured on: {src.measured_on}",
+    ]
     if row.note:
         parts.append(row.note)
     parts += [f"{k}: {v}" for k, v in row.computed.items() if ":" not in k]

@@ -56,6 +56,13 @@ def systems_frame(board, track: Track) -> pd.DataFrame:
     table["submission"] = [by_id[i].path if i in by_id else "" for i in table["id"]]
     table["sha256"] = [by_id[i].sha256 if i in by_id else "" for i in table["id"]]
     table["results_key"] = [by_id[i].key if i in by_id else "" for i in table["id"]]
+    if track.deviations:  # the official script's numbers beside the board's (SCORING.md, "Official scripts")
+        official = [(by_id[i].summary.get("official") if i in by_id else None) or {} for i in table["id"]]
+        for m in track.metrics:
+            table[f"official:{m.key}"] = [(o.get("overall") or {}).get(m.key) for o in official]
+            bounds = [(o.get("ci") or {}).get(m.key) or (None, None) for o in official]
+            table[f"official:{m.key}:low"] = [low for low, _ in bounds]
+            table[f"official:{m.key}:high"] = [high for _, high in bounds]
     return _arrow_ready(table)
 
 
@@ -160,6 +167,8 @@ def card(tracks: list[Track], with_units: list[Track], commit: str | None = None
         "| `rank`, `rank_ub` | rank by the track's headline metric, and the best rank its CI allows |\n"
         "| `name`, system fields | the system as its submitter described it |\n"
         "| `<metric>`, `<metric>:low`, `<metric>:high` | the metric and its 95% bootstrap CI |\n"
+        "| `official:<metric>`, `official:<metric>:low`, `official:<metric>:high` | the same, computed as the "
+        "benchmark's own script computes it (tracks whose board differs from the script) |\n"
         "| `n`, `missing` | units scored, units the submission left out (coverage) |\n"
         "| `judge`, `judging` | the judge of the answer metrics, and whether judging is still under way |\n"
         "| `status`, `errors`, `flag`, `flag_reason` | scored / invalid / pending, problems found, maintainers' flag |\n"

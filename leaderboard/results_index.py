@@ -20,8 +20,8 @@ its heads or breakdowns is first asked for (`_Rest`: a track's files when it
 is first drawn), a head decoded when something beyond its identity is first
 read (`LazySummary`), breakdowns one axis at a time (`LazyBreakdowns`).
 
-The index is a cache like the summaries it copies (it is pushed to and pulled
-from RESULTS_REPO too), so nothing in it is trusted blindly. On load:
+The index is a cache like the summaries it copies (it is pushed to RESULTS_REPO
+too, never pulled back), and nothing in it is trusted blindly. On load:
 
 - the file is read only when its size is within a bound derived from the
   summaries it may index (`max_index_bytes`), and must decode to the schema
@@ -581,18 +581,6 @@ def read_marked(root: Path, name: str, metric_version: str, marked: tuple, recov
         return None
     rest = _Rest(len(first.rows), recover, path=path, signature=file_signature(st), offset=len(line))
     return IndexFile(first.format, first.metric_version, first.name, _rows(first, rest))
-
-
-def file_problem(rel: str, path: Path, metric_version: str) -> str | None:
-    """Why a pulled index file (`rel`: its path under index/, "<track>/<shard>.json") must not be installed."""
-    name = rel[:-5] if rel.endswith(".json") else ""
-    if name.count("/") != 1:
-        return "is not an index file"
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        return f"unreadable ({type(exc).__name__})"
-    return decode(data, name, metric_version)[1]
 
 
 def write(root: Path, name: str, metric_version: str, rows: list[IndexRow], atomic_write) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from . import results_index
+from . import protocols, results_index
 from .fastpath import fast_parse
 from .problems import Problem, Problems, SubmissionError
 from .submission import DEFAULT_MAX_BYTES, FALLBACK_LIMITS, Limits, parse_raw, read_bytes, read_file
@@ -151,10 +151,12 @@ def _check(data: bytes, filename: str, gold_sources: dict[str, Any] | None, max_
 
 @dataclass
 class Result:
-    """A scored (or invalid) submission: `summary` is JSON, `units` per-unit arrays."""
+    """A scored (or invalid) submission: `summary` is JSON, `units` per-unit arrays, `record` the verdicts
+    an LLM judge made for it (judge/record.py: what RESULTS_REPO shares)."""
 
     summary: dict
     units: dict[str, np.ndarray] = field(default_factory=dict)
+    record: Any = None
 
 
 def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable | None = None) -> Result:
@@ -193,9 +195,36 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         "breakdowns": scores.breakdowns,
         "extra": scores.extra,
     }
+    if t.deviations:
+        # The official script's protocol beside the board's, with the board's judged values (judged metrics have
+        # one protocol), and each deviation's stepwise effect: cached together, so neither the board's "Scores"
+        # choice nor the detail view ever rescores a file.
+        with gc_paused():
+            official, effects = protocols.official_report(t, checked.parsed, checked.gold, summary)
+        summary["official"] = protocol_part(official)
+        summary["deviations"] = effects
+    record = None
     if ledger is not None:
         summary["judge_ledger"] = ledger.to_dict()
-    return Result(summary, scores.units)
+    if verdicts and not getattr(judge, "approximate", True) and not getattr(judge, "recorded", False):
+        from .judge.record import Record  # lazily: only an LLM judge's results have one
+
+        kept = tuple(v for v in verdicts.values() if v.failure is None)
+        if kept:
+            record = Record(sha256, judge.name, judge.prompt_version, summary.get("judge_ledger") or {}, kept)
+    return Result(summary, scores.units, record)
+
+
+OFFICIAL_KEYS = ("overall", "ci", "breakdowns", "n", "missing")  # summary["official"]: the board's keys, scored officially
+
+
+def protocol_part(scores) -> dict:
+    """The summary's "official" part: what the table, charts and detail view read of the official protocol
+    (the per-unit arrays stay the board's: compare and detail read those)."""
+    part = {"overall": scores.overall, "ci": scores.ci, "breakdowns": scores.breakdowns, "n": scores.n, "missing": scores.missing}
+    if scores.extra.get("notes"):  # what the official protocol left out or could not read in this file
+        part["notes"] = scores.extra["notes"]
+    return part
 
 
 def _plain_system(system) -> dict:
@@ -401,11 +430,6 @@ class ResultsCache:
             self._written.update(written)
         return written
 
-    def mark_written(self, names: Iterable[str]) -> None:
-        """Count files as written since the last `take_written` (handed over from another cache object)."""
-        with self._index_lock:
-            self._written.update(names)
-
     def take_written(self) -> set[str]:
         """Files (relative to the folder) written since the last call: what RESULTS_REPO has not been sent."""
         with self._index_lock:
@@ -514,6 +538,29 @@ class ResultsCache:
             if key in keys:
                 keys.remove(key)
 
+    @staticmethod
+    def record_path(sha256: str, judge: str) -> str:
+        """Where a judged submission's verdict record lives, relative to the folder."""
+        from .judge import record
+
+        return f"{record.RECORDS_DIR}/{record.file_name(sha256, judge)}"
+
+    def record(self, sha256: str, judge: str):
+        """The verdict record of this submission under this judge (judge/record.py), None when there is none or
+        it is unsound (then logged once and removed: the judge makes it again)."""
+        from .judge import record
+
+        rel = self.record_path(sha256, judge)
+        path = self.root / rel
+        if not path.is_file():
+            return None
+        found = record.read(path)
+        if isinstance(found, str):
+            self._report(rel, found)
+            path.unlink(missing_ok=True)
+            return None
+        return found
+
     def _report(self, name: str, problem: str) -> None:
         if name not in self._reported:
             self._reported.add(name)
@@ -524,6 +571,13 @@ class ResultsCache:
         key = self.key(s["sha256"], s.get("track"), s.get("gold_sha256"), s.get("judge", NO_JUDGE))
         if result.units:
             _atomic_write(self.root / f"{key}.npz", lambda fh: np.savez(fh, **{_escape(k): v for k, v in result.units.items()}))
+        if result.record is not None:
+            rel = self.record_path(result.record.sha256, result.record.judge)
+            (self.root / rel).parent.mkdir(exist_ok=True)
+            record_bytes = result.record.to_bytes()
+            _atomic_write(self.root / rel, lambda fh: fh.write(record_bytes))
+            with self._index_lock:
+                self._written.add(rel)
         data = json.dumps(s, ensure_ascii=False).encode()
         _atomic_write(self.root / f"{key}.json", lambda fh: fh.write(data))
         with self._index_lock:
@@ -575,6 +629,10 @@ def summary_problem(key: str, summary: Any) -> str | None:
         return "lacks system or errors"
     if status == "scored" and not all(isinstance(summary.get(k), Mapping) for k in ("overall", "ci", "breakdowns")):
         return "lacks overall, ci or breakdowns"
+    if status == "scored" and (t := TRACKS.get(track or "")) is not None and t.deviations:
+        official = summary.get("official")  # both protocols are stored together (score_checked)
+        if not isinstance(official, Mapping) or not all(isinstance(official.get(k), Mapping) for k in OFFICIAL_KEYS[:3]):
+            return "lacks the official protocol's overall, ci or breakdowns"
     return None
 
 
@@ -586,27 +644,6 @@ def units_problem(summary: dict, units: dict[str, np.ndarray], unit_count: Calla
     for k, values in units.items():
         if values.ndim != 1 or values.dtype.kind != "f" or len(values) != unit_count(k):
             return f"not aligned with the gold units of {k!r}"
-    return None
-
-
-def result_file_problem(name: str, path: Path) -> str | None:
-    """Why a results-cache file (pulled from RESULTS_REPO, say) must not be installed; None when sound.
-
-    Summaries are checked against their name; per-unit files must open and hold
-    1-D float arrays (their lengths are checked against the gold when used).
-    """
-    if name.endswith(".json"):
-        try:
-            return summary_problem(name[:-5], json.loads(Path(path).read_bytes()))
-        except (OSError, ValueError, RecursionError) as exc:
-            return f"unreadable ({type(exc).__name__})"
-    if name.endswith(".npz"):
-        try:
-            units = read_npz(Path(path))
-        except _NPZ_ERRORS as exc:
-            return f"unreadable ({type(exc).__name__})"
-        if not units or any(v.ndim != 1 or v.dtype.kind != "f" for v in units.values()):
-            return "holds no per-unit float arrays"
     return None
 
 
@@ -716,7 +753,11 @@ class Rescorer:
         if found is not None:
             return Scored(str(path), *found, True)
         try:
-            result = score_bytes(data, path.name, self.gold_sources, judge, self.max_bytes, progress)
+            if self._has_record(sha, judge):
+                checked = check(data, path.name, self.gold_sources, self.max_bytes)
+                result = score_checked(checked, sha, self.recorded_judge(sha, judge, checked) or judge, progress)
+            else:
+                result = score_bytes(data, path.name, self.gold_sources, judge, self.max_bytes, progress)
         except Exception:  # a scorer bug must not take the board down; say so on the submission, details in the log
             ref = sha[:12]
             log.exception("scoring %s failed (log ref %s)", path, ref)
@@ -724,6 +765,56 @@ class Rescorer:
             return Scored(str(path), "", result.summary, False)
         key = self.cache.store(result)
         return Scored(str(path), key, result.summary, False)
+
+    def _has_record(self, sha256: str, judge) -> bool:
+        """Whether an LLM judge has a verdict record of this submission to answer from (only such judges keep one)."""
+        if judge is None or getattr(judge, "approximate", True):
+            return False
+        return (self.cache.root / self.cache.record_path(sha256, judge.name)).is_file()
+
+    def recorded_judge(self, sha256: str, judge, checked: Checked):
+        """`judge` answering from this submission's verdict record (judge/record.py) when the record answers every
+        item; None otherwise, the record's verdicts then lent to the judge's own cache, so it pays for the rest only."""
+        if getattr(judge, "approximate", True) or not checked.ok or checked.track is None:
+            return None
+        found = self.cache.record(sha256, judge.name)
+        if found is None:
+            return None
+        from .judge.record import Recorded
+
+        recorded = Recorded.of(found, judge)
+        if recorded is None:
+            return None
+        if recorded.covers(checked.track.judge_items(checked.parsed, checked.gold)):
+            return recorded
+        cache = getattr(judge, "cache", None)
+        if cache is not None:
+            for v in recorded.verdicts():
+                if cache.get_verdict(v.qid, v.response_sha256, v.gold_sha256) is None:
+                    cache.put_verdict(v)
+        return None
+
+    def score_recorded(self, path: str | Path, sha256: str, judge) -> Scored | None:
+        """Scored with `judge` from the submission's verdict record alone (nothing sent); None when it has no record
+        that answers every item (the caller scores it unjudged, and the judge judges it later)."""
+        if not self._has_record(sha256, judge):
+            return None
+        try:
+            data = read_file(Path(path), self.max_bytes)
+        except (SubmissionError, OSError):
+            return None
+        if content_hash(data) != sha256:
+            return None
+        try:
+            checked = check(data, Path(path).name, self.gold_sources, self.max_bytes)
+            recorded = self.recorded_judge(sha256, judge, checked)
+            if recorded is None:
+                return None
+            result = score_checked(checked, sha256, recorded)
+        except Exception:  # a scorer bug: the ordinary path scores it again and says so on the submission
+            log.exception("scoring %s from its verdict record failed", path)
+            return None
+        return Scored(str(path), self.cache.store(result), result.summary, False)
 
     def score_many(self, paths: Iterable[Path], judge=None) -> list[Scored]:
         return [self.score_file(p, judge) for p in paths]

@@ -157,9 +157,9 @@ class Board:
 
     # ---- applying a snapshot -------------------------------------------------------------
     def _on_pull(self, snap) -> None:
-        """A pull brought new data: the Hub answers, so fetch the published results first (scoring reuses them)."""
+        """A pull brought new data: the Hub answers, so fetch the judge's verdict records first (scoring answers from them)."""
         if not self._results_pulled:
-            self._pull_results()
+            self._pull_results(snap)
         self._apply(snap)
 
     # ---- pull-request submissions (store/hub_prs.py finds them, pr_review.py judges them) ----------
@@ -226,12 +226,13 @@ class Board:
         if changed:
             self._bump()
 
-    def _pull_results(self) -> None:
+    def _pull_results(self, snap) -> None:
+        """Fetch from RESULTS_REPO the verdict records of this snapshot's submissions under this board's LLM judge (all
+        the repo is trusted with: scoring answers from them); nothing when the judge keeps none."""
+        keeps = self.judge is not None and not getattr(self.judge, "approximate", True)
+        wanted = {self.rescorer.cache.record_path(f.sha256, self.judge.name) for f in snap.files} if keeps else set()
         try:
-            if self.store.pull_results(self.settings.results_dir):
-                written = self.rescorer.cache.take_written()
-                self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)  # re-index the folder
-                self.rescorer.cache.mark_written(written)  # still to push
+            self.store.pull_results(self.settings.results_dir, wanted)
             self._results_pulled = True
         except StoreError as exc:
             log.warning("results cache not pulled: %s", exc)
@@ -294,6 +295,9 @@ class Board:
 
     def _score(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
         found, judged = self.rescorer.cached_judged_or_not(sha256, self.judge)
+        if found is None and self.judge is not None:  # judged verdicts recorded (a pull brought them): scored at once
+            found = self.rescorer.score_recorded(local_path, sha256, self.judge)
+            judged = found is not None
         scored = found or self.rescorer.score_file(local_path)
         entry.summary, entry.key = scored.summary, scored.key
         entry.status = scored.summary.get("status", "invalid")
@@ -351,6 +355,9 @@ class Board:
                 items = None
             if items is None:  # unreadable or invalid now: scored the ordinary way, which says why
                 self._judge_entry(path)
+                continue
+            if self.rescorer.score_recorded(local_path, entry.sha256, self.judge) is not None:
+                self._judge_entry(path)  # its verdicts are recorded: scored from them, nothing sent
                 continue
             resumes = any(ukey in inflight for ukey in _ukeys(items))
             if group and not resumes and size + len(items) > self.judge.max_items:

@@ -149,6 +149,7 @@ def test_long_record_is_cut_on_the_page_and_downloadable_whole(app, client):
 
 def test_api_endpoints_and_parameter_names_are_stable(app):
     api = Client(app.url, verbose=False).view_api(return_format="dict", print_info=False)["named_endpoints"]
+    # Names are kept; a parameter is only ever added at the end (protocol: the Scores choice, board by default).
     names = {endpoint: [p["parameter_name"] for p in spec["parameters"]] for endpoint, spec in api.items()}
     assert names == {
         "/submit": ["track_name", "path", "sys_name", "organisation", "url", "desc", "user_name"],
@@ -162,6 +163,7 @@ def test_api_endpoints_and_parameter_names_are_stable(app):
             "columns",
             "show_reported",
             "rows",
+            "protocol",
         ],
         "/export_csv_unidoc": [
             "rank_by",
@@ -172,6 +174,7 @@ def test_api_endpoints_and_parameter_names_are_stable(app):
             "judge",
             "columns",
             "show_reported",
+            "protocol",
         ],
         "/table_futurepedia": [
             "rank_by",
@@ -182,10 +185,20 @@ def test_api_endpoints_and_parameter_names_are_stable(app):
             "columns",
             "show_reported",
             "rows",
+            "protocol",
         ],
-        "/export_csv_futurepedia": ["rank_by", "scores_on", "search", "generator", "has_results_for", "columns", "show_reported"],
-        "/table_vdr": ["rank_by", "scores_on", "search", "model", "method", "columns", "show_reported", "rows"],
-        "/export_csv_vdr": ["rank_by", "scores_on", "search", "model", "method", "columns", "show_reported"],
+        "/export_csv_futurepedia": [
+            "rank_by",
+            "scores_on",
+            "search",
+            "generator",
+            "has_results_for",
+            "columns",
+            "show_reported",
+            "protocol",
+        ],
+        "/table_vdr": ["rank_by", "scores_on", "search", "model", "method", "columns", "show_reported", "rows", "protocol"],
+        "/export_csv_vdr": ["rank_by", "scores_on", "search", "model", "method", "columns", "show_reported", "protocol"],
         "/compare": ["track", "system_a", "system_b"],
         "/detail": ["entry_id"],
         "/record": ["entry_id", "unit_id"],

@@ -304,9 +304,7 @@ def test_a_submission_file_damaged_in_the_download_cache_is_fetched_again(hub_se
     assert restarted.records(restarted.entry(victim.id))  # raw records for detail and compare
 
 
-def test_bad_results_pulled_from_the_results_repo_are_skipped_and_those_submissions_rescored(
-    hub_setup, tmp_path, monkeypatch, caplog
-):
+def test_bad_results_in_the_results_repo_never_reach_a_fresh_board_and_its_push_repairs_them(hub_setup, tmp_path, monkeypatch):
     hub, board = hub_setup
     first = board()
     before = snapshot_of(first)
@@ -327,16 +325,16 @@ def test_bad_results_pulled_from_the_results_repo_are_skipped_and_those_submissi
     monkeypatch.setattr(
         scoring, "score_bytes", lambda data, *a_, **k: rescored.append(scoring.content_hash(data)) or real(data, *a_, **k)
     )
-    caplog.set_level(logging.WARNING)
-    fresh = board(tmp_path / "fresh")  # a new Space: its results come from RESULTS_REPO
+    hub.reset_counts()
+    fresh = board(tmp_path / "fresh")  # a new Space: RESULTS_REPO gives it no numbers, it rescores
     assert snapshot_of(fresh) == before
-    assert sorted(rescored) == sorted(e.summary["sha256"] for e in (a, b, c))  # exactly the three, nothing else
-    assert len(warnings_about(caplog, "skipped")) == 3
+    assert sorted(rescored) == sorted(e.summary["sha256"] for e in (a, b, c))  # each once
+    assert not [p for p in hub.downloads() if p.startswith("results/")]  # summaries and per-unit scores: never fetched
     assert_detail_and_compare_work(fresh, fresh.entry(b.id), fresh.entry(a.id))
-    repaired = hub.files("org/results")  # the fresh board's push replaced the bad files
-    assert json.loads(repaired[f"results/{a.key}.json"])["sha256"] == a.summary["sha256"]
+    repaired = hub.files("org/results")  # the fresh board's push replaced the bad files with its own
+    for name in (f"{a.key}.json", f"{b.key}.npz", f"{c.key}.json"):
+        assert repaired[f"results/{name}"] == (tmp_path / "fresh" / "results" / name).read_bytes()
     assert json.loads(repaired[f"results/{c.key}.json"])["sha256"] == c.summary["sha256"]
-    assert scoring.result_file_problem(f"{b.key}.npz", tmp_path / "fresh" / "results" / f"{b.key}.npz") is None
 
 
 # ---- flags.json ---------------------------------------------------------------------------------------------------

@@ -220,7 +220,7 @@ def test_rows_whose_summary_or_units_file_is_gone_are_dropped_and_those_systems_
         assert k in {r["key"] for r in json.loads(index_file(tmp_path, k).read_text().split("\n")[0])["rows"]}
 
 
-def test_a_results_repo_index_is_pulled_checked_and_served_on_a_fresh_disk(fake_hub, tmp_path, summary_reads):  # noqa: F811
+def test_a_results_repo_index_is_never_installed_and_a_fresh_disk_writes_its_own(fake_hub, tmp_path, summary_reads):  # noqa: F811
     fake_hub.create_repo("org/subs", repo_type="dataset")
     fake_hub.create_repo("org/results", repo_type="dataset")
     files = sorted((DEMO / "vdr").glob("*.jsonl"))[:3]
@@ -243,15 +243,16 @@ def test_a_results_repo_index_is_pulled_checked_and_served_on_a_fresh_disk(fake_
     victim = first.entries("vdr")[0]
     name = results_index.index_name(victim.key)
     assert f"results/index/{name}.json" in published
-    summary_reads.clear()
-    assert shown(board(tmp_path / "b")) == before  # a fresh disk: summaries and index pulled
-    assert summary_reads == []  # every row served from the pulled index
-
     fake_hub.commit("org/results", {f"results/index/{name}.json": b'{"format": 1, "rows": "nope"}'})
+    fake_hub.reset_counts()
+    assert shown(board(tmp_path / "b")) == before  # a fresh disk: every submission rescored
+    assert not [p for p in fake_hub.downloads() if p.startswith("results/")]
+    own = index_file(tmp_path / "b", victim.key).read_bytes()
+    assert not own.startswith(b'{"format": 1, "rows": "nope"')
+    assert fake_hub.files("org/results")[f"results/index/{name}.json"] == own  # its push replaced the edited index
     summary_reads.clear()
-    assert shown(board(tmp_path / "c")) == before  # the bad index is not installed: its rows from the summaries
-    assert summary_reads == [f"{e.key}.json" for e in first.entries("vdr") if results_index.index_name(e.key) == name]
-    assert not index_file(tmp_path / "c", victim.key).read_bytes().startswith(b'{"format": 1, "rows": "nope"')
+    assert shown(board(tmp_path / "b")) == before  # a restart of that disk: served from its own index
+    assert summary_reads == []
 
 
 def test_a_restarted_local_store_reads_no_unchanged_submission_and_never_trusts_a_stale_hash(tmp_path, monkeypatch):

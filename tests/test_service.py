@@ -108,7 +108,7 @@ def test_hub_pull_incremental_outage_and_recovery(hub_board, caplog, tmp_path):
     assert FAKE_TOKEN not in caplog.text
 
 
-def test_submit_through_the_hub_and_a_fresh_space_starts_from_cached_results(hub_board, tmp_path, monkeypatch):
+def test_submit_through_the_hub_and_a_fresh_space_rescores_what_was_published(hub_board, tmp_path, monkeypatch):
     hub, board, settings = hub_board
     data = VDR_FILES[1].read_bytes()
     status = board.submit(user="dave", track="vdr", filename="run.jsonl", data=data, metadata={"note": "x"})
@@ -121,12 +121,15 @@ def test_submit_through_the_hub_and_a_fresh_space_starts_from_cached_results(hub
     assert bad.state == "invalid" and set(hub.files("org/subs")) == set(stored)  # nothing reached the repo
     assert any(p.startswith("results/") for p in hub.files("org/results"))  # results published
 
-    # a fresh deployment (empty local cache) takes the published results and rescores nothing
-    monkeypatch.setattr(scoring, "score_bytes", lambda *a, **k: pytest.fail("rescored a cached submission"))
+    # a fresh deployment (empty local cache) believes no published number: it rescores each submission once
+    rescored = []
+    real = scoring.score_bytes
+    monkeypatch.setattr(scoring, "score_bytes", lambda data, *a, **k: rescored.append(data) or real(data, *a, **k))
     fresh = StoreSettings(**{**settings.__dict__, "data_dir": tmp_path / "fresh"})
     board2 = Board(Settings(data_dir=tmp_path / "fresh", judge="none"), fresh).start(background=False)
     assert sorted(e.id for e in board2.entries()) == sorted(e.id for e in board.entries())
-    assert all(e.status == "scored" for e in board2.entries())
+    assert all(e.status == "scored" for e in board2.entries()) and len(rescored) == len(board.entries())
+    assert {e.id: e.summary["overall"] for e in board2.entries()} == {e.id: e.summary["overall"] for e in board.entries()}
 
 
 def test_a_restart_during_an_outage_serves_the_last_pull_from_disk(hub_board, tmp_path):

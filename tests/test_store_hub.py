@@ -510,15 +510,30 @@ def _units_npz() -> bytes:
     return buf.getvalue()
 
 
-def test_results_push_then_fresh_pull(hub, make_store, tmp_path):
+def _record(sha: str, judge: str = "openai:m", ledger: dict | None = None) -> bytes:
+    """A sound verdict record (judge/record.py) of submission `sha`, holding one verdict."""
+    from leaderboard.judge.record import Record
+    from leaderboard.judge.verdict import Verdict
+
+    v = Verdict(judge, "m", "p1", "q1", "b" * 64, ["x"], [True], ["y"], [False], gold_sha256="c" * 64)
+    return Record(sha, judge, "p1", ledger or {"calls": 2}, (v,)).to_bytes()
+
+
+def _record_name(sha: str) -> str:
+    return f"verdicts/{sha}.openai_m.json"
+
+
+def test_results_push_then_fresh_pull_takes_back_the_verdicts_only(hub, make_store, tmp_path):
     local = tmp_path / "results"
-    local.mkdir()
+    (local / "verdicts").mkdir(parents=True)
     npz = _units_npz()
-    (local / f"abc.unidoc.-.v{V}.none.json").write_text(_result_summary("abc", "unidoc"))
-    (local / f"abc.unidoc.-.v{V}.none.npz").write_bytes(npz)
+    sha = "a" * 64
+    (local / f"{sha}.unidoc.-.v{V}.none.json").write_text(_result_summary(sha, "unidoc"))
+    (local / f"{sha}.unidoc.-.v{V}.none.npz").write_bytes(npz)
+    (local / _record_name(sha)).write_bytes(_record(sha))
     (local / ".tmp-partial").write_bytes(b"ignored")
     store = make_store()
-    assert store.push_results(local) == 2  # creates RESULTS_REPO on first push
+    assert store.push_results(local) == 3  # creates RESULTS_REPO on first push
     assert store.push_results(local) == 0  # nothing new, no commit
     commits = len(hub.commits(RESULTS))
     (local / f"def.vdr.-.v{V}.none.json").write_text(_result_summary("def", "vdr"))
@@ -526,41 +541,62 @@ def test_results_push_then_fresh_pull(hub, make_store, tmp_path):
     assert len(hub.commits(RESULTS)) == commits + 1
 
     fresh = tmp_path / "fresh-space-results"
-    assert make_store().pull_results(fresh) == 3
-    assert sorted(p.name for p in fresh.iterdir()) == sorted(
-        [
-            f"abc.unidoc.-.v{V}.none.json",
-            f"abc.unidoc.-.v{V}.none.npz",
-            f"def.vdr.-.v{V}.none.json",
-        ]
-    )
-    assert (fresh / f"abc.unidoc.-.v{V}.none.npz").read_bytes() == npz
+    hub.reset_counts()
+    assert make_store().pull_results(fresh) == 1
+    assert [p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()] == [_record_name(sha)]
+    assert hub.downloads() == [f"results/{_record_name(sha)}"]  # summaries and per-unit scores: never fetched
+    assert (fresh / _record_name(sha)).read_bytes() == _record(sha)
     assert make_store().pull_results(fresh) == 0
 
 
-def test_bad_results_in_the_results_repo_are_skipped_and_replaced_by_the_next_push(hub, make_store, tmp_path, caplog):
-    good = _result_summary("abc", "unidoc")
+def test_bad_results_in_the_results_repo_are_skipped_and_replaced_by_the_next_push(
+    hub, make_store, tmp_path, caplog, monkeypatch
+):
+    from leaderboard.judge import record
+
+    monkeypatch.setattr(record, "MAX_BYTES", 64 * 1024)
+    a, b, c, d = ("a" * 64, "b" * 64, "c" * 64, "d" * 64)
+    good = _record(a)
     hub.create_repo(RESULTS, repo_type="dataset")
     hub.commit(
         RESULTS,
         {
-            f"results/abc.unidoc.-.v{V}.none.json": good[: len(good) // 2].encode(),  # truncated
-            f"results/def.vdr.-.v{V}.none.json": _result_summary("abc", "unidoc").encode(),  # another key's content
-            f"results/ghi.vdr.-.v{V}.none.json": _result_summary("ghi", "vdr").encode(),
-            f"results/ghi.vdr.-.v{V}.none.npz": _units_npz()[:40],  # truncated
+            f"results/{_record_name(a)}": good[: len(good) // 2],  # truncated
+            f"results/{_record_name(b)}": good,  # another submission's record
+            f"results/{_record_name(c)}": _record(c, ledger={"calls": "free"}),  # a ledger of text
+            f"results/{_record_name(d)}": b" " * (record.MAX_BYTES + 1),  # over the cap: never downloaded
+            f"results/{_record_name('e' * 64)}": _record("e" * 64),
+            f"results/{a}.unidoc.-.v{V}.none.json": _result_summary(a, "unidoc").encode(),  # a summary: not installed
+            "results/junk.bin": b"\0" * 1000,
         },
     )
     fresh = tmp_path / "fresh"
     store = make_store()
     caplog.set_level(logging.WARNING)
-    assert store.pull_results(fresh) == 1 and [p.name for p in fresh.iterdir()] == [f"ghi.vdr.-.v{V}.none.json"]
+    hub.reset_counts()
+    assert store.pull_results(fresh) == 1 and [p.name for p in (fresh / "verdicts").iterdir()] == [f"{'e' * 64}.openai_m.json"]
+    assert f"results/{_record_name(d)}" not in hub.downloads() and "results/junk.bin" not in hub.downloads()
     assert store.pull_results(fresh) == 0
     skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
-    assert len(skipped) == 3  # once each, not on every pull
-    # the board rescores; its sound results replace the bad ones in the repo
-    (fresh / f"abc.unidoc.-.v{V}.none.json").write_text(good)
-    assert store.push_results(fresh) == 1
-    assert hub.files(RESULTS)[f"results/abc.unidoc.-.v{V}.none.json"] == good.encode()
+    assert len(skipped) == 4  # once each, not on every pull
+    # the board judges them again; its own records replace the bad ones at its next push, whatever their names
+    for sha in (a, b):
+        (fresh / _record_name(sha)).write_bytes(_record(sha))
+    assert store.push_results(fresh, changed=[]) == 2
+    assert hub.files(RESULTS)[f"results/{_record_name(a)}"] == _record(a)
+    assert hub.files(RESULTS)[f"results/{_record_name(b)}"] == _record(b)
+
+
+def test_a_results_file_edited_in_the_repo_is_replaced_by_the_next_push(hub, make_store, tmp_path):
+    local = tmp_path / "results"
+    local.mkdir()
+    name = f"abc.unidoc.-.v{V}.none.json"
+    (local / name).write_text(_result_summary("abc", "unidoc"))
+    store = make_store()
+    assert store.push_results(local) == 1
+    hub.commit(RESULTS, {f"results/{name}": _result_summary("abc", "unidoc").replace("file: x", "file: y").encode()})
+    assert make_store().push_results(local) == 1  # same name, other bytes: sent again
+    assert hub.files(RESULTS)[f"results/{name}"] == (local / name).read_bytes()
 
 
 def test_results_pull_without_results_repo_is_empty(hub, make_store, tmp_path):

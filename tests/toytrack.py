@@ -19,6 +19,7 @@ from leaderboard.text import normalize_text
 from leaderboard.tracks.base import (
     Axis,
     Chart,
+    Deviation,
     Gold,
     Metric,
     Scores,
@@ -106,13 +107,38 @@ class ToyQATrack(Track):
             JudgeItem(r["id"], r["question"], r["answer"], [r["answer"]], parsed[r["id"]]) for r in gold.rows if r["id"] in parsed
         ]
 
+    # What the toy benchmark's "own script" does differently (SCORING.md, "Official scripts"), in measuring order.
+    deviations = (
+        Deviation(
+            "casefold-answers",
+            "compares the answer with the gold answer as written (only surrounding blanks stripped)",
+            "compares them after NFKC, collapsing blanks and casefolding",
+            "'Augustus' and 'augustus' give the same answer",
+        ),
+        Deviation(
+            "unanswered-count",
+            "leaves questions without an answer out of the mean",
+            "scores them 0 and counts them",
+            "skipping hard questions must not raise the score",
+        ),
+    )
+
     def score(self, parsed: dict[str, str], gold: ToyGold, verdicts: dict | None = None) -> Scores:
-        exact = np.array([float(normalize_text(parsed.get(r["id"], "")).casefold() == r["answer"].casefold()) for r in gold.rows])
+        return self.score_with(parsed, gold, frozenset(d.name for d in self.deviations), verdicts)
+
+    def score_with(self, parsed: dict[str, str], gold: ToyGold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+        if "casefold-answers" in fixes:
+            exact = [float(normalize_text(parsed.get(r["id"], "")).casefold() == r["answer"].casefold()) for r in gold.rows]
+        else:
+            exact = [float(parsed.get(r["id"], "").strip() == r["answer"]) for r in gold.rows]
+        answered = np.array([r["id"] in parsed for r in gold.rows])
+        exact = np.array(exact)
+        if "unanswered-count" not in fixes:  # left out of the mean (NaN: not scored)
+            exact[~answered] = np.nan
         values = {"exact": exact}
         if verdicts is not None:
             judged = [completeness(verdicts[r["id"]]) if r["id"] in verdicts else 0.0 for r in gold.rows]
-            values["judged"] = np.array([0.0 if v is None else v for v in judged], dtype=float)
-        answered = np.array([r["id"] in parsed for r in gold.rows])
+            values["judged"] = np.array([0.0 if v is None else v for v in judged], dtype=float)  # one protocol
         # the shared summariser: overall values, CIs, the topic breakdown and per-unit arrays from the unit index
         summary = summarise(
             self.units(gold, "exact"), values, answered, axes={"topic": category_codes([r["topic"] for r in gold.rows], TOPICS)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from pathlib import Path
 
 from .model import Snapshot, SubmissionFile
@@ -60,6 +61,6 @@ class Store(ABC):
         """
         return 0
 
-    def pull_results(self, local_dir: Path) -> int:
-        """Download result files missing from `local_dir`; returns how many were downloaded."""
+    def pull_results(self, local_dir: Path, wanted: Iterable[str] | None = None) -> int:
+        """Install the verdict records `local_dir` lacks (of those named in `wanted`, when given); how many."""
         return 0

@@ -11,7 +11,7 @@ A small facade over the parts that do the work, each with its own file:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -129,9 +129,9 @@ class HubStore(Store):
         """Paths RESULTS_REPO holds as last listed or committed by this process (None when not known yet)."""
         return self._results.remote_paths() if self._results else None
 
-    def pull_results(self, local_dir: Path) -> int:
-        """Download result files from RESULTS_REPO that `local_dir` lacks (0 without RESULTS_REPO)."""
-        return self._results.pull(local_dir) if self._results else 0
+    def pull_results(self, local_dir: Path, wanted: Iterable[str] | None = None) -> int:
+        """Install RESULTS_REPO's verdict records that `local_dir` lacks (see ResultsRepo.pull; 0 without RESULTS_REPO)."""
+        return self._results.pull(local_dir, wanted) if self._results else 0
 
     # ---- account -------------------------------------------------------------------------
 

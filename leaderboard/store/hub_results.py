@@ -1,12 +1,20 @@
-"""RESULTS_REPO: scored results shared between app instances, so a fresh Space starts without rescoring.
+"""RESULTS_REPO: the board's results, published; of them a fresh board takes back only its judge's verdicts.
 
-Result files are named by content hash + metric version, so a name already in
-the repo is never uploaded again; a file that fails its check on the way down is
-skipped (the board rescores that submission) and replaced by the next push.
-The results index (results/index/<track>/<h>.json) and the dataset view
-(results_dataset.py: README.md, data/...) are rewritten in place and sent when
-their bytes differ from the repo's. A push is one commit; after the first
-listing of the repo it lists nothing and considers only what changed.
+What a pull installs is one kind of file at one place: the verdict records
+(results/verdicts/<sha256>.<judge>.json, judge/record.py), the one part of a
+result that is expensive to make. Each is size-checked from the listing before
+it is downloaded and on disk before it is parsed, then checked whole
+(record.parse); anything else the repo holds (summaries, per-unit scores, the
+index, a file at a path no kind has) is never downloaded: the board rescores
+every submission from its own copy and those verdicts, so a number edited in
+the repo never reaches the page. A local file is the board's own and is kept.
+
+A push sends every results file whose bytes differ from the repo's (compared by
+the listing's blob or LFS id, never by name): a file someone edited in the repo
+is replaced with the board's own at the next push. The dataset view
+(results_dataset.py: README.md, data/...) is sent the same way. A push is one
+commit; after the first listing of the repo it lists nothing and considers only
+what changed.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 from huggingface_hub.errors import RepositoryNotFoundError
@@ -27,13 +35,6 @@ from .hub_client import HubClient
 from .naming import RESULTS_DIR
 
 log = logging.getLogger(__name__)
-
-
-def _safe_relative(path: str) -> PurePosixPath | None:
-    rel = PurePosixPath(path)
-    if rel.is_absolute() or any(part in ("", ".", "..") for part in rel.parts):
-        return None
-    return rel
 
 
 def content_ids(data: bytes) -> frozenset[str]:
@@ -47,9 +48,15 @@ def listed_id(item) -> str:
     return f"sha256:{lfs.sha256}" if lfs is not None else f"git:{item.blob_id}"
 
 
-# Results files named by their content's key (summaries, per-unit scores) are uploaded once; these
-# are rewritten in place as results change and uploaded whenever their bytes differ from the repo's.
-MUTABLE_PREFIXES = ("index/",)
+def _holds(listed: frozenset[str], data: bytes) -> bool:
+    """Whether the repo's file (listed under these ids) holds `data`: only the listed kind of hash is computed."""
+    for ident in listed:
+        kind, _, digest = ident.partition(":")
+        if kind == "git" and hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == digest:
+            return True
+        if kind == "sha256" and hashlib.sha256(data).hexdigest() == digest:
+            return True
+    return False
 
 
 class ResultsRepo:
@@ -71,7 +78,8 @@ class ResultsRepo:
         changed: Iterable[str] | None = None,
         extra: Mapping[str, bytes | None] | None = None,
     ) -> int:
-        """Upload, in one commit, the result files under `local_dir` the repo lacks (or holds damaged or stale).
+        """Upload, in one commit, the result files under `local_dir` whose bytes the repo does not hold at their path
+        (missing, or edited there: compared by content, never by name).
 
         `changed`: results files (relative to `local_dir`) written since the last push; with it, and the
         repo's content known from an earlier listing, nothing is listed and only those are considered.
@@ -90,18 +98,14 @@ class ResultsRepo:
             operations, sent = [], {}
             for rel, file in sorted(candidates.items()):
                 path = f"{RESULTS_DIR}/{rel}"
-                mutable = rel.startswith(MUTABLE_PREFIXES)
-                if not mutable and path in remote and rel not in self._bad_remote_results:
-                    continue
                 try:
                     data = file.read_bytes()
                 except (FileNotFoundError, IsADirectoryError):
                     continue  # discarded since (a bad cache entry): nothing to send
-                ids = content_ids(data)
-                if mutable and remote.get(path, frozenset()) & ids:
+                if _holds(remote.get(path, frozenset()), data):
                     continue
                 operations.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=data))
-                sent[path] = ids
+                sent[path] = content_ids(data)
             for path, data in sorted((extra or {}).items()):
                 if data is None:
                     if path in remote:
@@ -141,16 +145,16 @@ class ResultsRepo:
             return {}
         return {path: frozenset((listed_id(item),)) for path, item in self.client.list_files(self.repo_id, head).items()}
 
-    def pull(self, local_dir: Path) -> int:
-        """Download result files that `local_dir` lacks; a missing repo means nothing cached yet.
+    def pull(self, local_dir: Path, wanted: Iterable[str] | None = None) -> int:
+        """Install the verdict records `local_dir` lacks; a missing repo means nothing shared yet. Returns the count.
 
-        Each file is checked before it is installed (scoring.result_file_problem, results_index.file_problem
-        for the index): a truncated or mismatched one is skipped and logged, so the board rescores that
-        submission, and the next push replaces it in the repo. Index files are installed last: an index
-        row is served only for a summary written before its index (see results_index.py).
+        Only records (judge/record.py) are considered, and with `wanted` (their paths relative to the results
+        folder: the board's submissions under its judge) only those, so the repo cannot fill the disk with
+        records of submissions the board does not have. One over record.MAX_BYTES by the listing is not
+        downloaded, and a downloaded one is measured before it is parsed. A bad one is skipped and logged
+        once: its submission is judged again, and the next push replaces it when the board has its own.
         """
-        from ..results_index import INDEX_DIR, file_problem  # lazily: the store itself never scores
-        from ..scoring import METRIC_VERSION, result_file_problem
+        from ..judge import record  # lazily: the store itself never scores
 
         local_dir = Path(local_dir)
         with self.client.errors("pulling results", self.repo_id):
@@ -160,37 +164,51 @@ class ResultsRepo:
                 return 0
             listing = self.client.list_files(self.repo_id, head)
             self._remote = {path: frozenset((listed_id(item),)) for path, item in listing.items()}
-            remote = [p for p in listing if p.startswith(f"{RESULTS_DIR}/")]
-            count, newest_ns = 0, 0
-            for path in sorted(remote, key=lambda p: (p.startswith(f"{RESULTS_DIR}/{INDEX_DIR}/"), p)):
-                rel = _safe_relative(path[len(RESULTS_DIR) + 1 :])
-                if rel is None:
-                    continue
-                target = local_dir.joinpath(*rel.parts)
+            count = 0
+            wanted = set(wanted) if wanted is not None else None
+            for path, item in sorted(listing.items()):
+                rel = path[len(RESULTS_DIR) + 1 :] if path.startswith(f"{RESULTS_DIR}/") else ""
+                if not record.is_record_path(rel) or (wanted is not None and rel not in wanted):
+                    continue  # not a kind a pull installs, or not of a submission the board has: never downloaded
+                target = local_dir.joinpath(*rel.split("/"))
                 if target.exists():
+                    continue  # the board's own
+                size = getattr(item, "size", None)
+                if isinstance(size, int) and size > record.MAX_BYTES:
+                    self._skip(path, rel, f"is {size:,} bytes by the listing, over the {record.MAX_BYTES:,} a record may have")
                     continue
                 source = self.client.download(self.repo_id, path, head)
-                if rel.parts[0] == INDEX_DIR:
-                    problem = file_problem("/".join(rel.parts[1:]), source, METRIC_VERSION)
-                else:
-                    problem = result_file_problem(rel.name, source)
-                if problem is not None:
-                    if rel.as_posix() not in self._bad_remote_results:
-                        log.warning("results repo file %s %s; skipped, it will be rescored", path, problem)
-                    self._bad_remote_results.add(rel.as_posix())
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-                os.close(fd)
-                shutil.copyfile(source, tmp)
-                os.replace(tmp, target)
-                count += 1
-                if rel.parts[0] != INDEX_DIR:
-                    newest_ns = max(newest_ns, target.stat().st_mtime_ns)
-                elif target.stat().st_mtime_ns <= newest_ns:
-                    # Installed in the same clock tick as the summaries: the index must read as written after them.
-                    os.utime(target, ns=(newest_ns + 1, newest_ns + 1))
+                try:
+                    found = record.read(source)  # its size first, then its content
+                    if isinstance(found, str):
+                        self._skip(path, rel, found)
+                        continue
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+                    os.close(fd)
+                    shutil.copyfile(source, tmp)
+                    os.replace(tmp, target)
+                    count += 1
+                finally:
+                    _drop_download(source)
             return count
+
+    def _skip(self, path: str, rel: str, problem: str) -> None:
+        if rel not in self._bad_remote_results:
+            log.warning("results repo file %s %s; skipped, its submission is judged again", path, problem)
+        self._bad_remote_results.add(rel)
+
+
+def _drop_download(path: Path) -> None:
+    """Remove a downloaded file from the Hub client's cache (the link and the blob it points to): installed or
+    refused, it is not kept twice on disk."""
+    try:
+        blob = path.resolve()
+        path.unlink(missing_ok=True)
+        if blob != path:
+            blob.unlink(missing_ok=True)
+    except OSError:
+        pass  # a cache file left over costs disk only
 
 
 def _local_files(local_dir: Path) -> dict[str, Path]:

@@ -6,9 +6,11 @@ Layout (same for the Hub dataset repo and the local folder):
     submissions/<track>/<user>/<stamp>-<hash12>.<ext>  a submission (stamp: YYYYmmddTHHMMSSZ, UTC)
     submissions/<track>/<user>/<...>.<ext>.meta.json   its metadata, optional
 
-and in RESULTS_REPO, the scoring's results cache (named by scoring.ResultsCache.key):
+and in RESULTS_REPO, the scoring's results cache (named by scoring.ResultsCache.key), published:
 
     results/<sha256>.<track>.<gold12>.v<METRIC_VERSION>.<judge>.json   summary (.npz: per-unit scores)
+    results/verdicts/<sha256>.<judge>.json                              an LLM judge's verdicts (judge/record.py):
+                                                                        the one kind a pull installs
 
 Files pushed directly by maintainers may use any name and any depth under
 `submissions/<track>/`: the first folder under the track is the user, a file

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from ..scoring import gc_paused
 from ..submission import DEFAULT_MAX_BYTES
 from .layout import CSS, build
+from .quiet_sessions import UnknownSessionQuiet
+from .tabs.submit import login_required, on_space
+from .upload_guard import UploadGuard
+from .upload_ledger import UploadLedger, UploadLimits
 
 
 def build_app(board):
@@ -26,4 +31,16 @@ def launch_kwargs() -> dict:
         "show_error": False,  # internal failures reach people as a short message and a log reference (layout.guarded)
         # The submission size cap (a .gz upload can't exceed it either): bigger uploads stop at the server's door.
         "max_file_size": DEFAULT_MAX_BYTES,
+        "app_kwargs": {"middleware": server_middleware()},
     }
+
+
+def server_middleware() -> list:
+    """ASGI middleware around the Gradio app: the upload route's bounds (upload_guard.py), the queue stream's
+    unknown-session traceback as one line a minute (quiet_sessions.py). Settings from the environment."""
+    from gradio.utils import get_upload_folder
+    from starlette.middleware import Middleware
+
+    limits = UploadLimits.from_env(file_bytes=DEFAULT_MAX_BYTES, login_reserve=login_required(None))
+    ledger = UploadLedger(limits, Path(get_upload_folder()))
+    return [Middleware(UnknownSessionQuiet), Middleware(UploadGuard, ledger=ledger, on_space=on_space())]

@@ -8,6 +8,7 @@ from ..scoring import METRIC_VERSION
 from ..submission import DEFAULT_MAX_BYTES
 from ..tracks import TRACKS, Track
 from ..tracks.base import DEMO_GOLD
+from . import protocol_html
 
 DEMO_SUBMISSIONS = DEMO_GOLD.parent / "submissions"
 
@@ -37,6 +38,8 @@ def track_section(track: Track) -> str:
 {metrics}
 
 Ranked by **{track.metric(track.rank_by).label}**. Breakdowns: {axes}. System metadata: {fields}.
+
+**The benchmark's own script.** {protocol_html.about_markdown(track)}
 
 Example submission (first lines of a bundled demo file):
 
@@ -78,8 +81,15 @@ rescored and a change of gold or metric rescores everything.
 - **Missing units** score 0 and are counted; a submission is validated as a whole and rejected with every
   problem listed (line, record id, field, what was expected). Files up to {DEFAULT_MAX_BYTES // 2**20} MiB
   (decompressed): `.json`, `.jsonl`, optionally gzipped.
+- **Scores: board / official script**: each track tab can show every system scored as the benchmark's own
+  script scores it, computed with the board's scores when a file is scored (ranks and intervals within the
+  chosen scores; judged metrics are the same under both). Reported rows are figures of the official scripts:
+  with *official script* chosen they compare like for like. Each track's section lists where the board differs.
 - **Judged metrics** ({judged}) show which judge produced them; `≈` marks the offline
   lexical judge, an approximation. The board never mixes judges in one ranking.{judge_differences()}
+- **Shared results**: from its results repo the board takes back only the LLM judge's verdicts and
+  recomputes every number from them and the submission, so whoever can write that repo can forge a verdict,
+  never a score.
 
 A submission is one file: `.jsonl` with a header line `{{"track": ..., "system": {{...}}}}` then one prediction
 per line, or `.json` `{{"track", "system", "predictions": [...]}}`. Check it before submitting with

@@ -89,6 +89,25 @@ def with_note(fig: go.Figure, note: str) -> go.Figure:
     return fig
 
 
+OFFICIAL_SUBTITLE = "Scores: official script"
+LIKE_FOR_LIKE = "rescored and reported rows compare like for like"
+BOARD_SUBTITLE = "Scores: board · reported rows are official-script figures"
+
+
+def with_protocol(fig: go.Figure, official: bool, reported: bool) -> go.Figure:
+    """`fig` with a subtitle saying which scores it draws (a track whose board differs from its script): under the
+    official script's, that its reported rows (the scripts' own figures) compare like for like."""
+    if official:
+        text = OFFICIAL_SUBTITLE + (f": {LIKE_FOR_LIKE}" if reported else "")
+    elif reported:
+        text = BOARD_SUBTITLE
+    else:
+        return fig
+    top = max(fig.layout.margin.t or 0, 72)
+    fig.update_layout(title_subtitle_text=esc(text), title_subtitle_font_size=11, margin_t=top)
+    return fig
+
+
 def safe(builder: Callable[..., go.Figure], *args, **kwargs) -> go.Figure:
     try:
         return builder(*args, **kwargs)
@@ -122,7 +141,7 @@ def _rescored_only(systems: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
 def _reported_hover(summary: dict) -> str:
     info = _reported(summary) or {}
     note = f"<br>{esc(info['note'])}" if info.get("note") else ""
-    return f"<br>reported, not rescored: {esc(info.get('source', ''))}{note}"
+    return f"<br>reported, not rescored (official-script figures): {esc(info.get('source', ''))}{note}"
 
 
 def by_axis(track: Track, systems: list[tuple[str, dict]], axis: str, metric: str) -> go.Figure:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from ..judge.base import batch_status
+from ..ranking import BOARD, OFFICIAL, protocol_of
 from ..reported import LEGEND
 from ..service import Board
 from ..tracks import Track
@@ -44,9 +45,19 @@ SUBMIT_HINT = hint(
 )
 
 
-def reported_legend() -> str:
-    """The one-line legend of a track with reported rows: rescored vs reported."""
-    return f'<p class="reported-legend"><span class="reported-badge">reported</span> {LEGEND}</p>'
+def reported_legend(track: Track | None = None, protocol: str = BOARD) -> str:
+    """The one-line legend of a track with reported rows: rescored vs reported, and (a track whose board differs
+    from its benchmark's script) which scores the rescored rows show: under the official script's, like for like."""
+    text = LEGEND
+    if track is not None and track.deviations:
+        text += (
+            " Scores: official script: rescored rows are scored as the benchmark's own script scores them, so they "
+            "now compare like for like with the reported rows."
+            if protocol_of(track, protocol) == OFFICIAL
+            else " Reported rows are official-script figures; the rescored rows show the board's scores (choose "
+            "Scores: official script to compare like for like)."
+        )
+    return f'<p class="reported-legend"><span class="reported-badge">reported</span> {esc(text)}</p>'
 
 
 def compare_summary(text: str) -> str:

@@ -75,8 +75,8 @@ def _guard_all(demo: gr.Blocks) -> None:
 
 # ---- the page ------------------------------------------------------------------------------------
 def build(board: Board) -> gr.Blocks:
-    # delete_cache: every 10 minutes, uploads and cached outputs older than 30 minutes are swept, whatever no
-    # handler removed (an upload to /gradio_api/upload needs no submit, so only this bounds the folder).
+    # delete_cache: every 10 minutes, cached outputs (and anything else) older than 30 minutes are swept. Uploads
+    # no submit took go sooner, and their total is bounded: upload_guard.py, around the server (launch_kwargs).
     with gr.Blocks(title=TITLE, analytics_enabled=False, delete_cache=(600, 1800)) as demo:
         gr.HTML(html.header())
         with gr.Row(equal_height=True):

@@ -13,12 +13,12 @@ import weakref
 import pandas as pd
 
 from .. import environment, ranking, reported
-from ..ranking import Entry
+from ..ranking import BOARD, OFFICIAL, Entry
 from ..results_index import LazyBreakdowns
 from ..service import Board
 from ..tracks import TRACKS, SystemField, Track
 from . import columns as cols
-from . import figures
+from . import figures, protocol_html
 from .format import ci_text, esc, link_html, num, short
 
 ALL = "All"
@@ -31,18 +31,27 @@ _RANKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _RANKED_KEEP = 64  # results kept per board version (ranked frames per metric and slice, choices, leaders): bounded
 
 
-def ranked(board: Board, track_name: str, rank_by: str | None = None, slice_: tuple[str, str] | None = None) -> pd.DataFrame:
+def ranked(
+    board: Board,
+    track_name: str,
+    rank_by: str | None = None,
+    slice_: tuple[str, str] | None = None,
+    protocol: str = BOARD,
+) -> pd.DataFrame:
     """board.table(track, rank_by, slice_) for the board's current version, computed once; a copy (callers may
-    change it)."""
+    change it). `protocol`: every system's scores as that protocol computes them (ranks and CIs within it)."""
     rank_by = rank_by or TRACKS[track_name].rank_by  # one frame whether the default metric is named or not
-    frame = per_version(board, ("ranked", track_name, rank_by, slice_), lambda: _rank(board, track_name, rank_by, slice_))
+    protocol = ranking.protocol_of(TRACKS[track_name], protocol)
+    key = ("ranked", track_name, rank_by, slice_) + ((protocol,) if protocol != BOARD else ())
+    frame = per_version(board, key, lambda: _rank(board, track_name, rank_by, slice_, protocol))
     return frame.copy()
 
 
-def _rank(board: Board, track_name: str, rank_by: str, slice_: tuple[str, str] | None) -> pd.DataFrame:
+def _rank(board: Board, track_name: str, rank_by: str, slice_: tuple[str, str] | None, protocol: str = BOARD) -> pd.DataFrame:
     """board.table(track_name, rank_by=rank_by, slice_=slice_), from the track's entries listed once per version
     (a listing is a pass over every entry of the board: 10,000s at scale)."""
-    return ranking.table(TRACKS[track_name], track_entries(board, track_name), rank_by=rank_by, slice_=slice_)
+    entries = track_entries(board, track_name, protocol)
+    return ranking.table(TRACKS[track_name], entries, rank_by=rank_by, slice_=slice_)
 
 
 def per_version(board: Board, key: tuple, compute):
@@ -58,10 +67,29 @@ def per_version(board: Board, key: tuple, compute):
     return store[key]
 
 
-def track_entries(board: Board, track_name: str) -> list[Entry]:
+def track_entries(board: Board, track_name: str, protocol: str = BOARD) -> list[Entry]:
     """board.entries(track_name) for the board's current version, listed once (choices, filters, charts and
-    pickers each read it; a listing is a pass over every entry of the board). Shared: not to be changed."""
+    pickers each read it; a listing is a pass over every entry of the board). Shared: not to be changed.
+
+    `protocol` OFFICIAL: the same entries with their summaries as the official scripts score them (a track that
+    declares deviations; the board's otherwise)."""
+    track = TRACKS[track_name]
+    if ranking.protocol_of(track, protocol) == OFFICIAL:
+        return per_version(
+            board,
+            ("entries", track_name, OFFICIAL),
+            lambda: ranking.entries_in(track, track_entries(board, track_name), OFFICIAL),
+        )
     return per_version(board, ("entries", track_name), lambda: board.entries(track_name))
+
+
+def protocol_note(track: Track, protocol: str, show_reported: bool = False) -> str:
+    """What a table caption adds under the official protocol ("" under the board's): which scores these are, and,
+    with reported rows shown, that they now compare like for like (reported figures are the scripts' own)."""
+    if ranking.protocol_of(track, protocol) != OFFICIAL:
+        return ""
+    like = "; reported rows compare like for like" if show_reported and track.reported_files else ""
+    return f"scores: official script{like}"
 
 
 def page_rows() -> int:
@@ -211,15 +239,17 @@ def filtered_table(
     search: str = "",
     filters: dict[str, list[str]] | None = None,
     show_reported: bool = False,
+    protocol: str = BOARD,
 ) -> pd.DataFrame:
     """The raw board rows of a view: ranked by `rank_by`, on a slice, searched and filtered.
 
     `show_reported`: the track's reported rows (published figures, leaderboard/reported.py) placed among the
     ranked ones by value, unranked; every row carries `reported` (True/False) and `source`.
+    `protocol`: the rescored rows' scores as that protocol computes them (reported rows are the same in both).
     """
     track = TRACKS[track_name]
     rank_key = cols.metric_key(track, rank_by)
-    raw = ranked(board, track_name, rank_key, parse_slice(track, slice_choice))
+    raw = ranked(board, track_name, rank_key, parse_slice(track, slice_choice), protocol)
     shown = reported_rows(board, track) if show_reported else []
     raw = reported.merged(track, raw, reported.frame(track, shown, parse_slice(track, slice_choice)), rank_key)
     if raw.empty:
@@ -274,9 +304,10 @@ def table_frames(
     filters: dict[str, list[str]] | None = None,
     columns: list[str] | None = None,
     show_reported: bool = False,
+    protocol: str = BOARD,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(display frame, raw frame) of a track's board under the given view: every row."""
-    raw = filtered_table(board, track_name, rank_by, slice_choice, search, filters, show_reported)
+    raw = filtered_table(board, track_name, rank_by, slice_choice, search, filters, show_reported, protocol)
     return display_frames(TRACKS[track_name], raw, columns)
 
 
@@ -290,13 +321,14 @@ def table_page(
     columns: list[str] | None = None,
     show_reported: bool = False,
     rows: int | None = None,
+    protocol: str = BOARD,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(display frame, raw frame, every raw row) of the first `rows` systems of a view (default: a page).
 
     Search and filters select among all rows first, then the page is cut, so a search finds a system ranked
     9,000th; only the page is formatted, so the cost does not grow with the board.
     """
-    every = filtered_table(board, track_name, rank_by, slice_choice, search, filters, show_reported)
+    every = filtered_table(board, track_name, rank_by, slice_choice, search, filters, show_reported, protocol)
     page = first_systems(every, rows_wanted(rows)).reset_index(drop=True)
     disp, raw = display_frames(TRACKS[track_name], page, columns)
     return disp, raw, every
@@ -371,10 +403,10 @@ def datatypes(disp: pd.DataFrame, track: Track) -> list[str]:
     return ["markdown" if c.markdown else "str" for c in shown_columns(disp, track)]
 
 
-def chart_systems(board: Board, track_name: str, raw: pd.DataFrame) -> list[tuple[str, dict]]:
+def chart_systems(board: Board, track_name: str, raw: pd.DataFrame, protocol: str = BOARD) -> list[tuple[str, dict]]:
     """(name, summary) of the scored systems in table order, for the charts; a reported row's summary is marked
-    `reported` (figures.py draws it apart)."""
-    by_id = {e.id: e for e in track_entries(board, track_name)}
+    `reported` (figures.py draws it apart). `protocol`: the summaries as that protocol scores them."""
+    by_id = {e.id: e for e in track_entries(board, track_name, protocol)}
     track = TRACKS[track_name]
     shown = (
         {reported.row_id(track, r): r for r in reported_rows(board, track)} if "reported" in raw and raw["reported"].any() else {}
@@ -542,6 +574,7 @@ def _meta_html(e: Entry) -> str:
             if m.key in s["overall"]
         )
         html += f'<table class="meta">{metrics}</table><p>{s.get("n", 0)} units scored, {s.get("missing", 0)} missing.</p>'
+        html += protocol_html.side_by_side(track, s)  # the official script's protocol beside the board's
     if s.get("errors"):
         items = "".join(f"<li><code>{esc(err)}</code></li>" for err in s["errors"])
         html += f'<div class="errors"><b>{s.get("error_count") or len(s["errors"]):,} problem(s):</b><ul>{items}</ul></div>'
@@ -793,7 +826,7 @@ def reported_compare_view(board: Board, a_id: str, b_id: str):
     return text, metrics, figures.safe(figures.reported_diff_by_category, track, cats, a[1], b[1]), pd.DataFrame()
 
 
-def leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) -> str:
+def leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str, protocol: str = BOARD) -> str:
     """Per value of each by-axis chart's axis: the best rescored and the best reported system on the ranking metric.
 
     Shown only while reported rows are on the board (the first-visit story: the paper's systems beside the
@@ -802,12 +835,13 @@ def leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) -
     if raw.empty or "reported" not in raw or not raw["reported"].any() or "rank" not in raw:
         return ""
     # the same rows give the same table: once per board version (every render of the default view asks)
-    key = ("leaders", track.name, rank_key, hash(tuple(raw["id"].tolist())), len(raw))
-    return per_version(board, key, lambda: _leaders_html(board, track, raw, rank_key))
+    protocol = ranking.protocol_of(track, protocol)
+    key = ("leaders", track.name, rank_key, hash(tuple(raw["id"].tolist())), len(raw), protocol)
+    return per_version(board, key, lambda: _leaders_html(board, track, raw, rank_key, protocol))
 
 
-def _leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str) -> str:
-    systems = chart_systems(board, track.name, raw)
+def _leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str, protocol: str = BOARD) -> str:
+    systems = chart_systems(board, track.name, raw, protocol)
     higher = next((m.higher_is_better for m in track.metrics if m.key == rank_key), True)
     sections = []
     for axis in dict.fromkeys(c.axis for c in track.charts if c.kind == "by_axis"):

@@ -11,7 +11,7 @@ from gradio.utils import get_upload_folder
 
 from ...service import Board
 from ...tracks import TRACKS
-from .. import html
+from .. import html, upload_ledger
 from .common import Page
 
 log = logging.getLogger(__name__)
@@ -89,6 +89,7 @@ class SubmitTab:
             return html.error("Enter a name to submit under.")
         if not path:
             return html.error("Choose a file to upload.")
+        upload_ledger.claim(path)  # this submit reads and deletes it: the sweeper of unclaimed uploads leaves it be
         overrides = {
             k: v.strip()
             for k, v in (("name", sys_name), ("organization", organisation), ("link", url), ("description", desc))

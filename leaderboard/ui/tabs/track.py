@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from ...ranking import BOARD, OFFICIAL, protocol_of
 from ...service import Board
 from ...tracks import Track
 from .. import figures, html, urlstate, views
@@ -11,6 +12,9 @@ from .common import IN_ORDER, Page, accepts_labels, by_label, current_choices, e
 
 # API parameter names of the filter controls where the key alone would say too little
 _API_FILTER_NAMES = {"has": "has_results_for"}
+# The "Scores" choice: (label, value); the value is the API's `protocol` and the permalink's.
+PROTOCOL_CHOICES = [("board", BOARD), ("official script", OFFICIAL)]
+SAME_PROTOCOL = "this track's board protocol is its script's"
 
 
 class TrackTab:
@@ -46,6 +50,21 @@ class TrackTab:
                 lambda: keyed(views.slice_choices(self.board, t)),
                 "Scores on",
             )
+            # The official scripts' protocol (SCORING.md, "Official scripts"): shown disabled, with why, on a track
+            # that declares no deviation (both would show the same numbers).
+            self.protocol = accepts_labels(
+                gr.Radio(
+                    PROTOCOL_CHOICES,
+                    value=BOARD,
+                    label="Scores",
+                    info="as the benchmark's own script scores them, or the board's fixes (About lists them)"
+                    if t.deviations
+                    else SAME_PROTOCOL,
+                    interactive=bool(t.deviations),
+                    scale=1,
+                    elem_id=f"{t.name}-protocol",
+                )
+            )
         choices = views.filter_choices(board, t) if on_screen else views.declared_filter_choices(t)
         self.filter_fields = views.filter_fields(t)
         with gr.Row():
@@ -74,7 +93,7 @@ class TrackTab:
             self.show_reported = gr.Checkbox(
                 value=True, label="show reported results", scale=0, min_width=220, elem_id=f"{t.name}-show-reported"
             )
-            gr.HTML(html.reported_legend(), elem_id=f"{t.name}-reported-legend")
+            self.legend = gr.HTML(html.reported_legend(t), elem_id=f"{t.name}-reported-legend")
         page_rows = views.page_rows()
         if on_screen:
             # the initial page only: formatting cost stays that of one page however many systems the board has
@@ -132,7 +151,8 @@ class TrackTab:
 
     @property
     def controls(self) -> list:
-        return [self.rank_by, self.slice, self.search, *self.filters, self.columns, self.show_reported, self.rows]
+        """In API order: a control added later goes last (an API caller that leaves it out gets its default)."""
+        return [self.rank_by, self.slice, self.search, *self.filters, self.columns, self.show_reported, self.rows, self.protocol]
 
     @property
     def api_inputs(self) -> dict:
@@ -145,6 +165,7 @@ class TrackTab:
             "columns",
             "show_reported",
             "rows",
+            "protocol",
         ]
         return dict(zip(names, self.controls))
 
@@ -167,10 +188,12 @@ class TrackTab:
         columns = rest[len(self.filter_fields)]
         show = self._show_reported(rest)
         rows = views.rows_wanted(rest[len(self.filter_fields) + 2] if len(rest) > len(self.filter_fields) + 2 else None)
+        protocol = self._protocol(rest, len(self.filter_fields) + 3)
         disp, raw, every = views.table_page(
-            self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns, show, rows
+            self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns, show, rows, protocol
         )
-        note = views.page_note(raw, every)
+        cut = views.page_note(raw, every)
+        note = " · ".join(n for n in (views.protocol_note(self.track, protocol, show), cut) if n)
         pinned = sum(1 for c in views.shown_columns(disp, self.track) if c.kind == "rank") + 1  # ranks and System
         rank_key = views.cols.metric_key(self.track, rank_by)
         keys = views.cols.keys_of(self.track, columns)
@@ -184,11 +207,12 @@ class TrackTab:
                 "cols": None if set(keys) == set(views.default_columns(self.track)) else keys or ["-"],
                 "reported": None if show or not self.track.reported_files else "0",
                 "rows": None if rows == views.page_rows() else str(rows),
+                "protocol": None if protocol == BOARD else protocol,
             }
         )
         rank_label = self.track.metric(rank_key).label
         scope = "" if slice_choice in (None, views.ALL) else f", scores on {slice_choice}"
-        shown = views.leaders_html(self.board, self.track, every, rank_key) if scope == "" and leaders else ""
+        shown = views.leaders_html(self.board, self.track, every, rank_key, protocol) if scope == "" and leaders else ""
         return (
             gr.update(
                 value=views.table_value(disp, raw, self.track),
@@ -199,13 +223,17 @@ class TrackTab:
             ),
             query if active == self.track.name else gr.update(),
             shown,
-            gr.update(visible=bool(note)),
-            gr.update(visible=bool(note) or rows != views.page_rows()),
+            gr.update(visible=bool(cut)),
+            gr.update(visible=bool(cut) or rows != views.page_rows()),
         )
 
     def table_api(self, *controls):
         """The table for a view, as an API endpoint (no URL side effect)."""
         return self.render(None, *controls, leaders=False)[0]
+
+    def _protocol(self, rest, at: int) -> str:
+        """The "Scores" choice from the controls after the filters (at `at`; an older caller without it: the board's)."""
+        return protocol_of(self.track, rest[at] if len(rest) > at else BOARD)
 
     def _show_reported(self, rest) -> bool:
         """The toggle's value from the controls after the filters (columns, then the toggle; an older caller: on)."""
@@ -213,23 +241,29 @@ class TrackTab:
         return value is not False and bool(self.track.reported_files)
 
     def export(self, rank_by, slice_choice, search, *rest):
+        """The view's every row as CSV; `rest` in `export_inputs` order (filters, columns, show_reported, protocol)."""
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
+        protocol = self._protocol(rest, len(self.filter_fields) + 2)
         raw = views.filtered_table(
-            self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest)
+            self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest), protocol
         )
         keep = [c for c in raw.columns if c not in ("judging", "errors", "flag_reason")]
-        path = export_dir() / f"{self.track.name}-leaderboard.csv"
+        suffix = "" if protocol == BOARD else f"-{protocol}"  # the file says which scores it holds
+        path = export_dir() / f"{self.track.name}-leaderboard{suffix}.csv"
         views.csv_safe(raw[keep]).to_csv(path, index=False)
         return str(path)
 
     def chart(self, index, metric_label, system_id, rank_by, slice_choice, search, *rest):
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
+        protocol = self._protocol(rest, len(self.filter_fields) + 3)
         raw = views.filtered_table(
-            self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest)
+            self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest), protocol
         )
         raw, note = views.chart_rows(raw, system_id)  # the top systems and the pick, not 10,000 series
-        systems = views.chart_systems(self.board, self.track.name, raw)
+        systems = views.chart_systems(self.board, self.track.name, raw, protocol)
         fig = views.chart(self.track, index, systems, metric_label, system_id)
+        if self.track.deviations:  # which scores these are, and what the reported ones are beside them
+            fig = figures.with_protocol(fig, protocol == OFFICIAL, any(s.get("reported") for _, s in systems))
         one_system = self.track.charts[index].kind == "pair_heatmap"  # draws the picked system alone: nothing left out
         return fig if one_system else figures.with_note(fig, note)
 
@@ -290,13 +324,17 @@ class TrackTab:
         columns = [k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
         show = urlstate.first(params, "reported", "1") != "0"
         rows = views.rows_wanted(urlstate.first(params, "rows"))
+        protocol = protocol_of(t, urlstate.first(params, "protocol", BOARD))  # the board's on a track without deviations
         put(self.columns, columns)
         put(self.show_reported, show)
         put(self.rows, rows)
+        put(self.protocol, protocol)
         # A link opening on a track not drawn yet: draw it now. (The tab a page opens on is selected by the page's
         # load, and its select re-renders its table: with the board as it is then, its leaders included.)
         if tab == self.id and not self.drawn_at_build:
-            table, _, leaders, more, rows_shown = self.render(None, rank_key, slice_choice, search, *wanted, columns, show, rows)
+            table, _, leaders, more, rows_shown = self.render(
+                None, rank_key, slice_choice, search, *wanted, columns, show, rows, protocol
+            )
             out.update({self.table: table, self.leaders: leaders, self.more: more, self.rows: {**rows_shown, "value": rows}})
             out[self.chart_system] = self.repick_system(None)
         else:  # drawn already (or drawn when it opens): left as it is
@@ -340,8 +378,11 @@ class TrackTab:
         tab.select(self.chart, [first, *chart_inputs], self.plots[0], api_name=False)
         if not self.drawn_at_build:  # its per-system picker is filled when it opens too (the pick redraws the chart)
             tab.select(self.repick_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
-        for control in (self.chart_metric, self.chart_system):
+        for control in (self.chart_metric, self.chart_system, self.protocol):  # charts follow the "Scores" choice
             control.change(self.redraw_active, [self.active_chart, *chart_inputs], self.plots, api_name=False)
+        self.protocol.change(
+            lambda protocol: html.reported_legend(self.track, protocol), self.protocol, self.legend, api_name=False
+        )
         self.chart_system.key_up(
             self.find_system,
             self.chart_system,
