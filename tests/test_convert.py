@@ -14,6 +14,7 @@ import pytrec_eval
 from leaderboard import cli, convert, demo
 from leaderboard.scoring import check, score_bytes
 from leaderboard.tracks import TRACKS
+from leaderboard.tracks.unidoc_runs import NAME_KINDS
 
 VDR_GOLD = demo.DEMO_DIR / "gold" / "vdr"
 UNIDOC_GOLD = demo.DEMO_DIR / "gold" / "unidoc"
@@ -183,8 +184,9 @@ def test_a_bad_unidoc_line_is_named(tmp_path):
     with pytest.raises(convert.ConvertError) as err:
         convert.convert("unidoc", [run], {})
     assert err.value.problems == [
-        "line 1: retrieved[0]: 'notes.txt' is not a UniDoc context file name",
-        "line 2: expected an object with an id",
+        f"answers.jsonl line 1: retrieved[0]: 'notes.txt' is not a UniDoc-Bench candidate name ({NAME_KINDS})",
+        "answers.jsonl line 2: expected an object {id, retrieved, answer} or a baseline row "
+        "{question, baseline, retrieved_metadata}",
     ]
 
 

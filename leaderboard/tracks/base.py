@@ -302,11 +302,15 @@ class Track(ABC):
     # How the bootstrap resamples this track's units, in words, for the About tab.
     resampling: str = "units resampled independently"
     # Run formats `python -m leaderboard convert` turns into this track's records (readers in convert.py):
-    # "trec" and "beir" give {dataset: {query: {doc: score}}}, "jsonl" gives [(line number, object)].
+    # "trec" and "beir" give {dataset: {query: {doc: score}}}; the row formats "jsonl" and "baseline" (one
+    # JSON object of columns, e.g. UniDoc-Bench's baseline outputs) give {file: [(where in it, row object)]}.
     run_formats: tuple[str, ...] = ()
+    run_row_keys: tuple[str, ...] = ()  # the keys of a row the converter reads (others are dropped when parsed)
+    run_line_bytes: int = 0  # the longest line a row format may have by default (0: convert.py's default)
 
-    def records_from_run(self, fmt: str, run, problems: list[str]) -> list[dict]:
-        """This track's prediction records from a run read by convert.py; every problem appended, precisely."""
+    def records_from_run(self, fmt: str, run, problems: list[str], options: dict | None = None) -> list[dict]:
+        """This track's prediction records from a run read by convert.py; every problem appended, precisely.
+        `options`: "gold" (a function giving the gold), "languages" ({file: --language}), "task" (--task)."""
         raise NotImplementedError(f"{self.name} has no run converter")
 
     # Files under assets/reported/ whose published figures this track shows as reported rows (leaderboard/reported.py

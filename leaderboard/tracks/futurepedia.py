@@ -289,6 +289,18 @@ class FuturepediaTrack(Track):
     gold_patterns = ("mul_ans_all.json", "**/mul_ans_all.json")
 
     deviations = DEVIATIONS
+    # The NALE scripts' prediction files: JSONL (named .json), one per task and language (futurepedia_runs.py).
+    run_formats = ("jsonl",)
+    run_line_bytes = 64 << 20  # a selection line carries the documents of all 8 languages
+
+    # what the converter reads of a line: the score fields only tell the task (futurepedia_runs._FIELD_TASK)
+    run_row_keys = ("id", "prediction", "ans", "ngram_labels", "code_switch_ngram", "lang_ngram")
+
+    def records_from_run(self, fmt: str, run: dict, problems: list[str], options: dict | None = None) -> list[dict]:
+        from .futurepedia_runs import records_from_files  # it imports this module
+
+        options = options or {}
+        return records_from_files(run, problems, options.get("languages") or {}, options.get("task"))
 
     # ---- gold ---------------------------------------------------------------------
     def read_gold(self, path: Path) -> FuturepediaGold:

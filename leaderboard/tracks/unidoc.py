@@ -18,7 +18,7 @@ from ..metrics.judged import judged_units
 from ..problems import Problems
 from ..submission import Envelope
 from ..summarise import summarise
-from . import unidoc_gold
+from . import unidoc_gold, unidoc_runs
 from .base import (
     MAX_ANSWER,
     MAX_ID,
@@ -293,37 +293,17 @@ class UnidocTrack(Track):
             "a fault of the judge is not the system's; the count shows how many answers it concerns",
         ),
     )
-    run_formats = ("jsonl",)
+    # "jsonl": one row per line; "baseline": the column-oriented JSON the benchmark's baselines write (its
+    # JSONL variant is read line by line either way). Rows of both shapes may mix (unidoc_runs.py).
+    run_formats = ("jsonl", "baseline")
+    run_row_keys = unidoc_runs.ROW_KEYS
+    # A baseline line carries its retrieved and gold contexts: far more than a prediction's 64 KiB.
+    run_line_bytes = 64 << 20
 
-    def records_from_run(self, fmt: str, run: list, problems: list[str]) -> list[dict]:
-        """`{id, retrieved, answer}` lines whose `retrieved` holds UniDoc context file names (`<doc>_id_<k>_pg<a>[_pg<b>].txt`,
-        `<doc>/figure-<page>-<n>.jpg`, `<doc>/table-<page>-<n>.jpg`) or ready `{doc, pages}` candidates."""
-        records = []
-        for line, obj in run:
-            if not isinstance(obj, dict) or "id" not in obj:
-                problems.append(f"line {line}: expected an object with an id")
-                continue
-            retrieved = obj.get("retrieved", [])
-            if not isinstance(retrieved, list):
-                problems.append(f"line {line}: retrieved: expected a list of context file names")
-                continue
-            candidates = []
-            for i, item in enumerate(retrieved):
-                if isinstance(item, dict):
-                    candidates.append(item)
-                    continue
-                try:
-                    doc, first, last = context_of(str(item))
-                except ValueError:
-                    problems.append(f"line {line}: retrieved[{i}]: {str(item)[:200]!r} is not a UniDoc context file name")
-                    continue
-                kind = "text" if str(item).endswith(".txt") else "table" if "/table-" in str(item) else "image"
-                candidates.append({"doc": doc, "pages": [first] if first == last else [first, last], "modality": kind})
-            record = {"id": obj["id"], "retrieved": candidates}
-            if obj.get("answer") is not None:
-                record["answer"] = obj["answer"]
-            records.append(record)
-        return records
+    def records_from_run(self, fmt: str, run: dict, problems: list[str], options: dict | None = None) -> list[dict]:
+        """`{id, retrieved, answer}` rows (candidate names or ready candidates) and the baselines' rows
+        `{question, baseline, retrieved_metadata}`, matched to the gold by question text (options["gold"]())."""
+        return unidoc_runs.records_from_rows(run, problems, (options or {}).get("gold") or _no_gold)
 
     def wants_judge(self, summary: dict) -> bool:
         """Only a submission with answers has anything to judge (a retrieval-only run has none)."""
@@ -604,6 +584,10 @@ class UnidocTrack(Track):
 
     def units(self, gold: UnidocGold, key: str) -> UnitIndex:
         return gold.unit_index
+
+
+def _no_gold():
+    raise ValueError("no gold given to match questions against (give --gold)")
 
 
 _HUB_GOLD: dict = {}  # HubDataset -> UnidocGold

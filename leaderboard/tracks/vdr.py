@@ -210,7 +210,7 @@ class VdrTrack(Track):
     resampling = "queries within each dataset, then the mean over datasets"
     run_formats = ("trec", "beir")
 
-    def records_from_run(self, fmt: str, run: dict, problems: list[str]) -> list[dict]:
+    def records_from_run(self, fmt: str, run: dict, problems: list[str], options: dict | None = None) -> list[dict]:
         """One record per (dataset, query): its documents in trec_eval's order (score descending, then doc id
         descending), the first MAX_RANKING kept (nDCG@5 reads five). Datasets named by a file stem use the
         gold's file naming: `vidore__x` is `vidore/x`."""
