@@ -572,7 +572,16 @@ class UnidocTrack(Track):
     def score(self, run: UnidocRun, gold: UnidocGold, verdicts: dict | None = None) -> Scores:
         return self.score_with(run, gold, BOARD, verdicts)
 
-    def score_with(self, run: UnidocRun, gold: UnidocGold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+    def score_with(
+        self,
+        run: UnidocRun,
+        gold: UnidocGold,
+        fixes: frozenset[str],
+        verdicts: dict | None = None,
+        *,
+        headline_only: bool = False,
+        work=None,
+    ) -> Scores:
         unknown = set(fixes) - BOARD
         if unknown:
             raise ValueError(f"unidoc: unknown fixes {', '.join(sorted(unknown))}")
@@ -589,7 +598,7 @@ class UnidocTrack(Track):
             values.update(judged)
         answered = np.zeros(n, dtype=bool)
         answered[list(run.answers)] = True
-        s = summarise(gold.unit_index, values, answered, axes=gold.categories)
+        s = summarise(gold.unit_index, values, answered, axes=gold.categories, with_ci=not headline_only)
         # n: the questions the retrieval means are over (the official protocol leaves some out)
         scored = int((~np.isnan(precision)).sum())
         return Scores(
