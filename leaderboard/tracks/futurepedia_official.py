@@ -164,6 +164,24 @@ class FileWork:
     def predictions(self, task: str, recipe: Recipe):
         return self._once(("points", task, recipe.board_normalisation), lambda: _predictions(self.texts(task), recipe))
 
+    def positions(self, task: str) -> np.ndarray:
+        """Per prediction: its unit's position in the task's canonical order."""
+        pos, preds = self.gold.unit_pos[task], self.parsed[task]
+        return self._once(("positions", task), lambda: np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds)))
+
+    def selection_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per (selection prediction, offered document language) group: its prediction, language and record."""
+
+        def compute():
+            gold, preds = self.gold, self.parsed["selection"]
+            offered = np.fromiter((len(docs) for _, docs in preds.values()), dtype=np.int64, count=len(preds))
+            unit = np.repeat(np.arange(len(preds)), offered)
+            lang = np.fromiter((LANG_POS[d] for _, docs in preds.values() for d in docs), dtype=np.int64, count=len(unit))
+            record = np.fromiter((gold.index[rid] for rid, _ in preds), dtype=np.int64, count=len(preds))[unit]
+            return unit, lang, record
+
+        return self._once("selection groups", compute)
+
     def pairs(self, task: str, recipe: Recipe) -> _Pairs:
         compute = _selection_pairs if task == "selection" else _answer_pairs
         return self._once(("pairs", task, recipe), lambda: compute(task, self, recipe))
@@ -193,10 +211,9 @@ class _Pairs:
 
 
 def _answer_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
-    gold, preds = work.gold, work.parsed[task]
+    gold = work.gold
     rows = part_rows(gold, recipe)
-    pos = gold.unit_pos[task]
-    ks = np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds))
+    ks = work.positions(task)
     record, query, doc = (x[ks] for x in _layout(gold, task))
     strict_parts = rows.ori_count[record, query]
     group, row, position = _expand(rows.ori_first[record, query], strict_parts)
@@ -215,12 +232,8 @@ def _answer_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
 
 
 def _selection_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
-    gold, preds = work.gold, work.parsed[task]
-    rows = part_rows(gold, recipe)
-    offered = np.fromiter((len(docs) for _, docs in preds.values()), dtype=np.int64, count=len(preds))
-    unit = np.repeat(np.arange(len(preds)), offered)  # per group = (unit, offered document language)
-    lang = np.fromiter((LANG_POS[d] for _, docs in preds.values() for d in docs), dtype=np.int64, count=len(unit))
-    record = np.fromiter((gold.index[rid] for rid, _ in preds), dtype=np.int64, count=len(preds))[unit]
+    rows = part_rows(work.gold, recipe)
+    unit, lang, record = work.selection_groups()
     counts = rows.new_count[record, lang]  # (groups, answer languages)
     cell, row, position = _expand(rows.new_first[record, lang].ravel(), counts.ravel())
     group = cell // len(LANGS)
