@@ -19,9 +19,10 @@ from .tracks.base import Scores, Track
 PROTOCOLS = ("board", "official")
 
 
-def official_scores(track: Track, parsed: Any, gold: Any, board: dict | None = None) -> Scores:
-    """The file scored as the benchmark's script scores it; `board` (a scored summary) lends its judged values."""
-    scores = track.score_with(parsed, gold, frozenset())
+def official_scores(track: Track, parsed: Any, gold: Any, board: dict | None = None, work: Any = None) -> Scores:
+    """The file scored as the benchmark's script scores it; `board` (a scored summary) lends its judged values;
+    `work`: the file's `Track.protocol_work`, when its other steps share it."""
+    scores = track.score_with(parsed, gold, frozenset(), work=work)
     if board is not None:
         _copy_judged(track, scores, board)
     return scores
@@ -43,13 +44,14 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def deviation_effects(track: Track, parsed: Any, gold: Any, official: dict, board: dict) -> list[dict]:
+def deviation_effects(track: Track, parsed: Any, gold: Any, official: dict, board: dict, work: Any = None) -> list[dict]:
     """Per declared deviation, in order: {name, script, board, effect: {KEY: delta}}.
 
     delta = the headline with this fix and the ones before it, minus the headline with only the ones before
     it; the first step starts from `official` (overall values) and the last ends at `board` (overall values),
     so the effects of each key add up to board minus official. A key without a number on either side of a
-    step has the effect None. Judged keys are left out (one protocol: no effect).
+    step has the effect None. Judged keys are left out (one protocol: no effect). The intermediate steps
+    are scored headline-only (their CIs are never shown), sharing `work` (`Track.protocol_work`).
     """
     judged = {m.key for m in track.judged_metrics}
     keys = [k for k in official if k not in judged]
@@ -59,7 +61,7 @@ def deviation_effects(track: Track, parsed: Any, gold: Any, official: dict, boar
     for i, dev in enumerate(track.deviations):
         applied.append(dev.name)
         last = i == len(track.deviations) - 1
-        after = board if last else track.score_with(parsed, gold, frozenset(applied)).overall
+        after = board if last else track.score_with(parsed, gold, frozenset(applied), headline_only=True, work=work).overall
         effect = {k: after[k] - before[k] if _number(after.get(k)) and _number(before.get(k)) else None for k in keys}
         out.append({"name": dev.name, "script": dev.script, "board": dev.board, "effect": effect})
         before = after
@@ -68,8 +70,9 @@ def deviation_effects(track: Track, parsed: Any, gold: Any, official: dict, boar
 
 def official_report(track: Track, parsed: Any, gold: Any, board: dict) -> tuple[Scores, list[dict]]:
     """(the official Scores, with the board's judged values; the deviations with their effects) of a scored file."""
-    official = official_scores(track, parsed, gold, board)
-    return official, deviation_effects(track, parsed, gold, official.overall, board["overall"])
+    work = track.protocol_work(parsed, gold)
+    official = official_scores(track, parsed, gold, board, work)
+    return official, deviation_effects(track, parsed, gold, official.overall, board["overall"], work)
 
 
 def cli_output(track: Track, parsed: Any, gold: Any, summary: dict, protocol: str) -> dict:

@@ -49,6 +49,7 @@ def summarise(
     *,
     scope: np.ndarray | None = None,
     axes: Mapping[str, tuple[np.ndarray, list[str]]] | None = None,
+    with_ci: bool = True,
 ) -> Summary:
     """Overall value, CI, breakdowns and per-unit array of every metric in `values`.
 
@@ -58,6 +59,7 @@ def summarise(
     scope: the units that count (vdr: the datasets the submission covers); default all.
     axes: {axis: (category code per unit, category names)}; a breakdown lists every category with a
         unit in scope, each metric's mean over its scored units (None when it has none).
+    with_ci: False leaves the CIs out (the same overall values, without the bootstrap).
 
     The overall value is the mean over strata of each stratum's mean; its CI is the percentile
     bootstrap of BootstrapPlan with clusters resampled whole inside each stratum, clusters and strata
@@ -79,6 +81,9 @@ def summarise(
         matrix = np.column_stack([values[k][ok] for k in keys])
         plan_values, weights, stratum_means = _resampled(matrix, strata[ok], clusters[ok])
         overall = np.mean(stratum_means, axis=0)
+        if not with_ci:
+            out.overall.update((key, float(overall[j])) for j, key in enumerate(keys))
+            continue
         bounds = BootstrapPlan.for_sizes(tuple(len(m) for m in plan_values)).ci(plan_values, weights)
         for j, key in enumerate(keys):
             out.overall[key] = float(overall[j])

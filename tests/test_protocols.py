@@ -22,7 +22,10 @@ class FakeTrack:
     judged_metrics = (metrics[1],)
     deviations = (Deviation("a", "", "", ""), Deviation("b", "", "", ""), Deviation("c", "", "", ""))
 
-    def score_with(self, parsed, gold, fixes, verdicts=None):
+    def protocol_work(self, parsed, gold):
+        return None
+
+    def score_with(self, parsed, gold, fixes, verdicts=None, *, headline_only=False, work=None):
         m = 0.5 + 0.1 * ("a" in fixes)
         m *= 2 if "b" in fixes else 1
         m -= 0.3 * ("c" in fixes)

@@ -126,7 +126,16 @@ class ToyQATrack(Track):
     def score(self, parsed: dict[str, str], gold: ToyGold, verdicts: dict | None = None) -> Scores:
         return self.score_with(parsed, gold, frozenset(d.name for d in self.deviations), verdicts)
 
-    def score_with(self, parsed: dict[str, str], gold: ToyGold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+    def score_with(
+        self,
+        parsed: dict[str, str],
+        gold: ToyGold,
+        fixes: frozenset[str],
+        verdicts: dict | None = None,
+        *,
+        headline_only: bool = False,
+        work=None,
+    ) -> Scores:
         if "casefold-answers" in fixes:
             exact = [float(normalize_text(parsed.get(r["id"], "")).casefold() == r["answer"].casefold()) for r in gold.rows]
         else:

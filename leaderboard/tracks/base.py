@@ -442,13 +442,31 @@ class Track(ABC):
     # (the judged metrics have one protocol; running the script's judge too would pay for every answer twice).
     judge_deviations: tuple[Deviation, ...] = ()
 
-    def score_with(self, parsed: Any, gold: Gold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+    def score_with(
+        self,
+        parsed: Any,
+        gold: Gold,
+        fixes: frozenset[str],
+        verdicts: dict | None = None,
+        *,
+        headline_only: bool = False,
+        work: Any = None,
+    ) -> Scores:
         """Score with only the deviations named in `fixes` applied: every declared one is the board's
         protocol (what `score` computes), none is the official script's. A track that declares
-        deviations overrides this; without any, both protocols are the board's."""
+        deviations overrides this; without any, both protocols are the board's.
+
+        headline_only: only `overall` is read (a deviation's step): a track may leave out the CIs, never
+        change an overall value. work: what `protocol_work` built for this file, shared by its steps."""
         if self.deviations:
             raise NotImplementedError(f"{self.name}: deviations declared but score_with not implemented")
         return self.score(parsed, gold, verdicts)
+
+    def protocol_work(self, parsed: Any, gold: Gold) -> Any:
+        """What every protocol step of one file has in common (normalised predictions, per-unit values...),
+        built once by protocols.official_report and handed to each `score_with` of the file as `work`,
+        computed lazily as the steps ask; None: nothing shared."""
+        return None
 
     @abstractmethod
     def units(self, gold: Gold, key: str) -> UnitIndex:

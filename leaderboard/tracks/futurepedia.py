@@ -483,13 +483,27 @@ class FuturepediaTrack(Track):
             extra={"tasks": [t for t in TASKS if t in parsed]},
         )
 
-    def score_with(self, parsed: dict, gold: FuturepediaGold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+    def score_with(
+        self,
+        parsed: dict,
+        gold: FuturepediaGold,
+        fixes: frozenset[str],
+        verdicts: dict | None = None,
+        *,
+        headline_only: bool = False,
+        work=None,
+    ) -> Scores:
         """All six fixes: the board (`score`); fewer: futurepedia_official (none: the scripts' protocol)."""
         if frozenset(fixes) == frozenset(FIXES):
             return self.score(parsed, gold, verdicts)
         from .futurepedia_official import score_official  # it imports this module
 
-        return score_official(parsed, gold, frozenset(fixes))
+        return score_official(parsed, gold, frozenset(fixes), headline_only=headline_only, work=work)
+
+    def protocol_work(self, parsed: dict, gold: FuturepediaGold):
+        from .futurepedia_official import FileWork
+
+        return FileWork(parsed, gold)
 
 
 def _unit_values(parsed: dict, gold: FuturepediaGold):

@@ -137,9 +137,118 @@ def _aligned_max(groups: int, width: int, group, position, recall, keep=None) ->
     return out
 
 
-def score_official(parsed: dict, gold, fixes: frozenset[str]) -> Scores:
-    """The submission's numbers with only `fixes` applied (none: the scripts' own protocol)."""
+class FileWork:
+    """What the protocol steps of one file share, each part computed once: per task the predictions' texts,
+    which are refusals, their points per normalisation, and per answer recipe every (prediction, answer part)
+    pair's recall. Steps that differ only in how units are aggregated (mean-per-unit, refusals-are-text,
+    missing-units-count) reuse one recipe's pairs as they are."""
+
+    def __init__(self, parsed: dict, gold):
+        self.parsed, self.gold = parsed, gold
+        self._parts: dict = {}
+
+    def _once(self, key, compute):
+        if key not in self._parts:
+            self._parts[key] = compute()
+        return self._parts[key]
+
+    def texts(self, task: str) -> list[str]:
+        preds = self.parsed[task]
+        return self._once(
+            ("texts", task), lambda: [p for p, _ in preds.values()] if task == "selection" else list(preds.values())
+        )
+
+    def refusal(self, task: str) -> np.ndarray:
+        return self._once(("refusal", task), lambda: np.array(refusals(self.texts(task)), dtype=bool))
+
+    def predictions(self, task: str, recipe: Recipe):
+        return self._once(("points", task, recipe.board_normalisation), lambda: _predictions(self.texts(task), recipe))
+
+    def positions(self, task: str) -> np.ndarray:
+        """Per prediction: its unit's position in the task's canonical order."""
+        pos, preds = self.gold.unit_pos[task], self.parsed[task]
+        return self._once(("positions", task), lambda: np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds)))
+
+    def selection_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per (selection prediction, offered document language) group: its prediction, language and record."""
+
+        def compute():
+            gold, preds = self.gold, self.parsed["selection"]
+            offered = np.fromiter((len(docs) for _, docs in preds.values()), dtype=np.int64, count=len(preds))
+            unit = np.repeat(np.arange(len(preds)), offered)
+            lang = np.fromiter((LANG_POS[d] for _, docs in preds.values() for d in docs), dtype=np.int64, count=len(unit))
+            record = np.fromiter((gold.index[rid] for rid, _ in preds), dtype=np.int64, count=len(preds))[unit]
+            return unit, lang, record
+
+        return self._once("selection groups", compute)
+
+    def pairs(self, task: str, recipe: Recipe) -> _Pairs:
+        compute = _selection_pairs if task == "selection" else _answer_pairs
+        return self._once(("pairs", task, recipe), lambda: compute(task, self, recipe))
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """Every (prediction, answer part) pair of a task under one recipe, in prediction order, with its recall.
+
+    Monolingual and cross-lingual: `group` is the prediction, `slot` 0 for the query language's answer and 1
+    for the documents' language's. Selection: `group` is the (prediction, offered document language) group,
+    `cell` the group's answer language slot (group * len(LANGS) + j); per group its prediction (`unit`),
+    document language and record, and `counts` the parts per answer language."""
+
+    ks: np.ndarray  # per prediction: its unit's position in the task's canonical order
+    group: np.ndarray
+    position: np.ndarray
+    recall: np.ndarray
+    slot: np.ndarray | None = None
+    strict_parts: np.ndarray | None = None
+    other_parts: np.ndarray | None = None
+    cell: np.ndarray | None = None
+    unit: np.ndarray | None = None
+    lang: np.ndarray | None = None
+    record: np.ndarray | None = None
+    counts: np.ndarray | None = None
+
+
+def _answer_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
+    gold = work.gold
+    rows = part_rows(gold, recipe)
+    ks = work.positions(task)
+    record, query, doc = (x[ks] for x in _layout(gold, task))
+    strict_parts = rows.ori_count[record, query]
+    group, row, position = _expand(rows.ori_first[record, query], strict_parts)
+    other_parts = None
+    if task == "crosslingual":
+        other_parts = rows.ori_count[record, doc]
+        other = _expand(rows.ori_first[record, doc], other_parts)
+        slot = np.concatenate([np.zeros(len(group), dtype=np.int64), np.ones(len(other[0]), dtype=np.int64)])
+        group, row, position = (np.concatenate([x, y]) for x, y in zip((group, row, position), other))
+        order = np.argsort(group, kind="stable")  # a prediction's pairs together: its grams are built once
+        group, row, position, slot = group[order], row[order], position[order], slot[order]
+    else:
+        slot = np.zeros(len(group), dtype=np.int64)
+    found = ngram_kernel.recall_pairs(rows.needles, work.predictions(task, recipe), group, row)
+    return _Pairs(ks, group, position, found / rows.size[row], slot, strict_parts, other_parts)
+
+
+def _selection_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
+    rows = part_rows(work.gold, recipe)
+    unit, lang, record = work.selection_groups()
+    counts = rows.new_count[record, lang]  # (groups, answer languages)
+    cell, row, position = _expand(rows.new_first[record, lang].ravel(), counts.ravel())
+    group = cell // len(LANGS)
+    found = ngram_kernel.recall_pairs(rows.needles, work.predictions(task, recipe), unit[group], row)
+    empty = np.zeros(0, dtype=np.int64)
+    return _Pairs(empty, group, position, found / rows.size[row], cell=cell, unit=unit, lang=lang, record=record, counts=counts)
+
+
+def score_official(
+    parsed: dict, gold, fixes: frozenset[str], *, headline_only: bool = False, work: FileWork | None = None
+) -> Scores:
+    """The submission's numbers with only `fixes` applied (none: the scripts' own protocol). headline_only:
+    the overall values alone (no CI); `work`: what this file's other protocol steps computed already."""
     options = _Options.of(frozenset(fixes))
+    work = work if work is not None else FileWork(parsed, gold)
     rows = part_rows(gold, options.recipe)
     overall: dict[str, float | None] = {}
     ci: dict[str, list[float]] = {}
@@ -150,17 +259,17 @@ def score_official(parsed: dict, gold, fixes: frozenset[str]) -> Scores:
         keys = gold.unit_keys[task]
         missing += len(keys) - len(preds)
         if task == "selection":
-            cells, scored = _selection(preds, gold, rows, options)
+            cells, scored = _selection(work, rows, options)
             n += len(keys) if options.count_missing else scored  # as the board's n, which counts them in the entropy
             if cells:
                 breakdowns["doc_language"] = cells
             continue
-        num, den, value, included = _unit_sums(task, preds, gold, rows, options)
+        num, den, value, included = _unit_sums(task, work, rows, options)
         n += int(included.sum())
         answered = np.zeros(len(keys), dtype=bool)
-        answered[[gold.unit_pos[task][u] for u in preds]] = True
+        answered[work.pairs(task, options.recipe).ks] = True
         for key in num:
-            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], den[key], included, gold)
+            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], den[key], included, gold, not headline_only)
             overall[key] = head
             if bounds is not None:
                 ci[key] = bounds
@@ -183,44 +292,32 @@ def score_official(parsed: dict, gold, fixes: frozenset[str]) -> Scores:
     )
 
 
-def _unit_sums(task: str, preds: dict, gold, rows: PartRows, options: _Options):
+def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options):
     """Per metric and gold unit (canonical order): what it adds to its language's numerator and
     denominator, its own value, and which units count at all."""
+    gold = work.gold
     keys = gold.unit_keys[task]
-    pos = gold.unit_pos[task]
-    texts = list(preds.values())
-    ks = np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds))
-    record, query, doc = (x[ks] for x in _layout(gold, task))
-    strict_parts = rows.ori_count[record, query]
-    group, row, position = _expand(rows.ori_first[record, query], strict_parts)
-    if task == "crosslingual":
-        other_parts = rows.ori_count[record, doc]
-        other = _expand(rows.ori_first[record, doc], other_parts)
-        slot = np.concatenate([np.zeros(len(group), dtype=np.int64), np.ones(len(other[0]), dtype=np.int64)])
-        group, row, position = (np.concatenate([x, y]) for x, y in zip((group, row, position), other))
-        order = np.argsort(group, kind="stable")  # a prediction's pairs together: its grams are built once
-        group, row, position, slot = group[order], row[order], position[order], slot[order]
-    else:
-        slot = np.zeros(len(group), dtype=np.int64)
-    found = ngram_kernel.recall_pairs(rows.needles, _predictions(texts, options.recipe), group, row)
-    recall = found / rows.size[row]
+    pairs = work.pairs(task, options.recipe)
+    ks, group, position, recall, slot = pairs.ks, pairs.group, pairs.position, pairs.recall, pairs.slot
+    count = len(ks)
     is_strict = slot == 0
-    parts = strict_parts.astype(np.float64)
-    strict = np.bincount(group[is_strict], recall[is_strict], minlength=len(preds))
-    mean = np.divide(strict, parts, out=np.zeros(len(preds)), where=parts > 0)
+    parts = pairs.strict_parts.astype(np.float64)
+    strict = np.bincount(group[is_strict], recall[is_strict], minlength=count)
+    mean = np.divide(strict, parts, out=np.zeros(count), where=parts > 0)
     names = ("monolingual",) if task == "monolingual" else ("crosslingual_strict", "crosslingual_loose")
     unit_num = {names[0]: mean if options.per_unit else strict}
     if task == "crosslingual":
         if options.per_unit:
-            other_sum = np.bincount(group[~is_strict], recall[~is_strict], minlength=len(preds))
-            other_mean = np.divide(other_sum, other_parts, out=np.zeros(len(preds)), where=other_parts > 0)
+            other_parts = pairs.other_parts
+            other_sum = np.bincount(group[~is_strict], recall[~is_strict], minlength=count)
+            other_mean = np.divide(other_sum, other_parts, out=np.zeros(count), where=other_parts > 0)
             unit_num[names[1]] = np.maximum(mean, other_mean)
         else:
             width = int(position.max()) + 1 if len(position) else 1
-            unit_num[names[1]] = _aligned_max(len(preds), width, group, position, recall).sum(axis=1)
-    unit_den = np.ones(len(preds)) if options.per_unit else parts
+            unit_num[names[1]] = _aligned_max(count, width, group, position, recall).sum(axis=1)
+    unit_den = np.ones(count) if options.per_unit else parts
     if not options.refusals_are_text:
-        refusal = np.array(refusals(texts), dtype=bool)
+        refusal = work.refusal(task)
         for key in names:
             unit_num[key] = np.where(refusal, -1.0, unit_num[key])
         unit_den = np.where(refusal, 1.0, unit_den)
@@ -237,12 +334,12 @@ def _unit_sums(task: str, preds: dict, gold, rows: PartRows, options: _Options):
         num[key] = np.zeros(len(keys))
         num[key][ks] = unit_num[key]
         value[key] = np.zeros(len(keys))
-        value[key][ks] = np.divide(unit_num[key], unit_den, out=np.zeros(len(preds)), where=unit_den > 0)
+        value[key][ks] = np.divide(unit_num[key], unit_den, out=np.zeros(count), where=unit_den > 0)
     return num, {key: den for key in names}, value, included
 
 
-def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndarray, gold):
-    """(headline, {language: value}, {pair: value}, CI): per cell (a language; cross-lingual: a language
+def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndarray, gold, with_ci: bool = True):
+    """(headline, {language: value}, {pair: value}, CI or None without `with_ci`): per cell (a language; cross-lingual: a language
     pair) the included units' numerators over their denominators; a cross-lingual language is the mean of
     its pairs; the headline the mean of the languages. Cells without a unit are left out at each level.
     The CI resamples record ids (all units of an id together) with the board's bootstrap plan."""
@@ -271,6 +368,8 @@ def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndar
     langs = {q: _value(per_lang[j]) for j, q in enumerate(LANGS) if not np.isnan(per_lang[j])}
     if np.isnan(head):
         return None, langs, cells, None
+    if not with_ci:
+        return float(head), langs, cells, None
     counts = BootstrapPlan.for_sizes((len(gold.records),)).strata[0]
     _, _, replicates = levels(counts @ cluster_num, counts @ cluster_den)
     low, high = np.nanpercentile(replicates, [2.5, 97.5])
@@ -290,25 +389,25 @@ def _value(x) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
-def _selection(preds: dict, gold, rows: PartRows, options: _Options) -> tuple[dict, int]:
+def _selection(work: FileWork, rows: PartRows, options: _Options) -> tuple[dict, int]:
     """Per offered document language: the mean recall of its replaced answer ({"selection_recall",
     "offered"}), and how many units were scored. A refusal is left out (eval_multi.py records nothing for
     it); a unit without a record names no document language, so it has no place in these means."""
-    items = list(preds.items())
-    if not options.refusals_are_text:
-        refusal = np.array(refusals([p for _, (p, _) in items]), dtype=bool)
-        items = [item for item, no in zip(items, refusal) if not no]
-    if not items:
-        return {}, 0
-    offered = np.fromiter((len(docs) for _, (_, docs) in items), dtype=np.int64, count=len(items))
-    unit = np.repeat(np.arange(len(items)), offered)  # per group = (unit, offered document language)
-    lang = np.fromiter((LANG_POS[d] for _, (_, docs) in items for d in docs), dtype=np.int64, count=len(unit))
-    record = np.fromiter((gold.index[rid] for (rid, _), _ in items), dtype=np.int64, count=len(items))[unit]
-    counts = rows.new_count[record, lang]  # (groups, answer languages)
-    cell, row, position = _expand(rows.new_first[record, lang].ravel(), counts.ravel())
+    p = work.pairs("selection", options.recipe)
+    unit, lang, record, counts, cell, position, recall = p.unit, p.lang, p.record, p.counts, p.cell, p.position, p.recall
+    scored = len(work.parsed["selection"])
+    if not options.refusals_are_text:  # the refusals' groups and pairs dropped, the others renumbered in order
+        kept = ~work.refusal("selection")
+        scored = int(kept.sum())
+        if not scored:
+            return {}, 0
+        kept_group = kept[unit]
+        kept_pair = kept_group[p.group]
+        renumbered = np.cumsum(kept_group) - 1
+        unit, lang, record, counts = unit[kept_group], lang[kept_group], record[kept_group], counts[kept_group]
+        cell = renumbered[p.group[kept_pair]] * len(LANGS) + cell[kept_pair] % len(LANGS)
+        position, recall = position[kept_pair], recall[kept_pair]
     group = cell // len(LANGS)
-    found = ngram_kernel.recall_pairs(rows.needles, _predictions([p for _, (p, _) in items], options.recipe), unit[group], row)
-    recall = found / rows.size[row]
     groups = len(unit)
     if options.per_unit:  # f(d): the best answer language's mean over its parts (0 without an answer)
         sums = np.bincount(cell, recall, minlength=counts.size)
@@ -327,4 +426,4 @@ def _selection(preds: dict, gold, rows: PartRows, options: _Options) -> tuple[di
         for j, d in enumerate(LANGS)
         if offered_by[j]
     }
-    return cells, len(items)
+    return cells, scored

@@ -552,14 +552,24 @@ class UnidocTrack(Track):
     def score(self, run: UnidocRun, gold: UnidocGold, verdicts: dict | None = None) -> Scores:
         return self.score_with(run, gold, BOARD, verdicts)
 
-    def score_with(self, run: UnidocRun, gold: UnidocGold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+    def score_with(
+        self,
+        run: UnidocRun,
+        gold: UnidocGold,
+        fixes: frozenset[str],
+        verdicts: dict | None = None,
+        *,
+        headline_only: bool = False,
+        work=None,
+    ) -> Scores:
         unknown = set(fixes) - BOARD
         if unknown:
             raise ValueError(f"unidoc: unknown fixes {', '.join(sorted(unknown))}")
         n = len(gold.questions)
         precision, recall, notes = _precision_recall(run, gold, fixes)
         values = {"precision@10": precision, "recall@10": recall}
-        extra = {"answered": sum(1 for a in run.answers.values() if a is not None)}
+        answers = list(run.answers.values())
+        extra = {"answered": len(answers) - answers.count(None)}
         if notes:
             extra["notes"] = notes
         if verdicts is not None and extra["answered"]:
@@ -569,7 +579,9 @@ class UnidocTrack(Track):
             values.update(judged)
         answered = np.zeros(n, dtype=bool)
         answered[list(run.answers)] = True
-        s = summarise(gold.unit_index, values, answered, axes=gold.categories)
+        # a deviation's step needs the overall values only: no CI, no breakdowns
+        axes = None if headline_only else gold.categories
+        s = summarise(gold.unit_index, values, answered, axes=axes, with_ci=not headline_only)
         # n: the questions the retrieval means are over (the official protocol leaves some out)
         scored = int((~np.isnan(precision)).sum())
         return Scores(
@@ -750,21 +762,29 @@ def _precision_recall(run: UnidocRun, gold: UnidocGold, fixes: frozenset[str]) -
     n = len(gold.questions)
     docs, starts, ends, lens, cids = run.columns
     lens, rows, top, keep, cand_q, cand_doc = _flat(run, gold)
-    notes: list[str] = []
-    if "doc-ids-as-published" in fixes:
-        gdoc, gpage, ngold = gold.page_arrays
-        cand_start, cand_end = starts, ends
-    else:
-        gdoc, gpage, ngold = gold.script_page_arrays
-        cand_docs, cand_start, cand_end = _as_script_reads(docs, starts, ends, cids, keep, notes)
-        if cand_docs is not docs:
-            cand_doc = _codes(gold, cand_docs)[keep]
-    miss = np.zeros(len(cand_q), dtype=bool)
-    if run.repeats and "repeats-count-once" in fixes:
-        first = np.cumsum(top) - top
-        for j, flags in run.repeats.items():
-            miss[first[j] : first[j] + len(flags)] = flags
-    hits, covered = page_hits_batch(cand_q, cand_doc, cand_start[keep], cand_end[keep], miss, gdoc, gpage)
+    published = "doc-ids-as-published" in fixes
+    repeats_miss = bool(run.repeats) and "repeats-count-once" in fixes
+    # The hits depend on these two fixes only (the others change the aggregation): once per run and pair
+    key = (gold.sha256, id(gold), "hits", published, repeats_miss)
+    if key not in run.flat:
+        read_notes: list[str] = []
+        if published:
+            gdoc, gpage, _ = gold.page_arrays
+            cand_start, cand_end = starts, ends
+        else:
+            gdoc, gpage, _ = gold.script_page_arrays
+            cand_docs, cand_start, cand_end = _as_script_reads(docs, starts, ends, cids, keep, read_notes)
+            if cand_docs is not docs:
+                cand_doc = _codes(gold, cand_docs)[keep]
+        miss = np.zeros(len(cand_q), dtype=bool)
+        if repeats_miss:
+            first = np.cumsum(top) - top
+            for j, flags in run.repeats.items():
+                miss[first[j] : first[j] + len(flags)] = flags
+        run.flat[key] = (*page_hits_batch(cand_q, cand_doc, cand_start[keep], cand_end[keep], miss, gdoc, gpage), read_notes)
+    hits, covered, read_notes = run.flat[key]
+    notes = list(read_notes)
+    ngold = (gold.page_arrays if published else gold.script_page_arrays)[2]
     recall = covered / np.maximum(ngold, 1)
     if "precision-over-10" in fixes:
         precision = hits / K

@@ -118,6 +118,9 @@ class VdrRun:
     scores: np.ndarray
     lens: np.ndarray
     storage: dict[str, dict]
+    # What both protocols' scoring share, computed once per gold: the per-unit nDCG@5 (scoring.score_checked
+    # scores the board's protocol, then the official one)
+    shared: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def dataset_from_filename(stem: str) -> str:
@@ -450,7 +453,16 @@ class VdrTrack(Track):
         ),
     )
 
-    def score_with(self, run: VdrRun, gold: VdrGold, fixes: frozenset[str], verdicts: dict | None = None) -> Scores:
+    def score_with(
+        self,
+        run: VdrRun,
+        gold: VdrGold,
+        fixes: frozenset[str],
+        verdicts: dict | None = None,
+        *,
+        headline_only: bool = False,
+        work=None,
+    ) -> Scores:
         """With missing-datasets-score-0 the board (`score`); without it the mean over the covered datasets."""
         unknown = sorted(set(fixes) - {d.name for d in self.deviations})
         if unknown:
@@ -465,21 +477,7 @@ class VdrTrack(Track):
     def _score(self, run: VdrRun, gold: VdrGold, every_dataset: bool) -> Scores:
         # the datasets the submission covers: those with predictions and at least one judged query
         datasets = sorted({ds for ds, _ in run.keys if gold.judged[ds]})
-        units = np.full(len(gold.unit_keys), np.nan)
-        judged = np.fromiter((key in gold.unit_pos for key in run.keys), dtype=bool, count=len(run.keys))
-        if judged.any():
-            flat = np.repeat(judged, run.lens)
-            docs = list(compress(run.docs, flat.tolist()))
-            keys = list(compress(run.keys, judged.tolist()))
-            values = ndcg_at_k_many(
-                run.scores[flat],
-                docs,
-                run.lens[judged],
-                [gold.qrels[ds][q] for ds, q in keys],
-                np.array([gold.idcg[key] for key in keys]),
-                K,
-            )
-            units[[gold.unit_pos[key] for key in keys]] = values
+        units = _unit_ndcg(run, gold)
         # Every judged query of the gold counts, a query without a ranking as 0: the headline is the mean over
         # every dataset of the gold (queries resampled within each dataset, the index's strata), so a dataset
         # left out scores 0 and a run on a subset cannot outrank complete runs by skipping hard datasets.
@@ -520,6 +518,31 @@ class VdrTrack(Track):
             units=summary.units,
             extra={"datasets": datasets},
         )
+
+
+def _unit_ndcg(run: VdrRun, gold: VdrGold) -> np.ndarray:
+    """nDCG@5 per gold unit (NaN where the run has no ranking), computed once per run and gold."""
+    key = (gold.sha256, id(gold))
+    if key not in run.shared:
+        units = np.full(len(gold.unit_keys), np.nan)
+        judged = np.fromiter((key in gold.unit_pos for key in run.keys), dtype=bool, count=len(run.keys))
+        if judged.any():
+            flat = np.repeat(judged, run.lens)
+            docs = list(compress(run.docs, flat.tolist()))
+            keys = list(compress(run.keys, judged.tolist()))
+            values = ndcg_at_k_many(
+                run.scores[flat],
+                docs,
+                run.lens[judged],
+                [gold.qrels[ds][q] for ds, q in keys],
+                np.array([gold.idcg[key] for key in keys]),
+                K,
+            )
+            units[[gold.unit_pos[key] for key in keys]] = values
+        units.flags.writeable = False  # shared by both protocols: neither may change it
+        run.shared.clear()
+        run.shared[key] = units
+    return run.shared[key]
 
 
 _NONE = type(None)
