@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import ranking, results_dataset
+from . import pr_review, ranking, results_dataset
+from .admission import Admission
 from .compare import compare
 from .gold import demo_tracks, gold_labels
 from .limits import InvalidLedger
@@ -30,7 +31,6 @@ from .scoring import NO_JUDGE, Rescorer, check, gc_paused
 from .settings import Settings
 from .store import Refresher, StoreError, StoreSettings, SubmitStatus, open_store, submit_checked
 from .submission import parse_envelope, read_file, with_system
-from .text import normalize_text
 from .tracks import TRACKS
 
 log = logging.getLogger(__name__)
@@ -162,7 +162,7 @@ class Board:
             self._pull_results(snap)
         self._apply(snap)
 
-    # ---- pull-request submissions (store/hub_prs.py finds them, pr_review.py judges them) ----------
+    # ---- pull-request submissions (store/hub_prs.py finds them, pr_review.py reviews them) ----------
     def _review_pull_requests(self, snap) -> None:
         """After every pull: review pull requests with a new head, then show the valid open ones as pending review.
 
@@ -189,10 +189,16 @@ class Board:
 
     def _review_now(self) -> None:
         reviewer = self.store.pull_requests
-        from . import pr_review
-
+        tools = pr_review.ReviewTools(
+            validate=self._validate,
+            admission=lambda track, num: self.admission(track, without_pull_request=num),
+            ledger=self.invalid_ledger,
+            cache=self.rescorer.cache,
+            max_bytes=self.rescorer.max_bytes,
+            board_url=self.settings.board_url,
+        )
         try:
-            reviewer.review(lambda pr, files: pr_review.judge_files(self, pr, files), self.rescorer.max_bytes)
+            reviewer.review(lambda pr, files: pr_review.review_files(tools, pr, files), self.rescorer.max_bytes)
         except StoreError as exc:  # the main board stands; pull requests wait for the next refresh
             log.warning("pull requests not reviewed: %s", exc)
         self._apply_pending(reviewer.pending())
@@ -624,36 +630,33 @@ class Board:
         with self._validations:
             return check(data, name, self.settings.gold)
 
+    def admission(self, track: str, without_pull_request: int | None = None) -> Admission:
+        """The rules a new file on `track` meets, over the track's entries (pending pull requests included; those of
+        the pull request under review left out, as its files are being weighed)."""
+        entries = [e for e in self.entries(track) if without_pull_request is None or e.pull_request != without_pull_request]
+        return Admission(track, entries, self.store_settings.submissions_per_day)
+
     def _admit(self, report, user: str) -> SubmitStatus | None:
         """Refuse a valid file that repeats predictions on the board, or whose name is another submitter's."""
-        return self._duplicate(report.track_name, report.fingerprint) or self._name_taken(
-            report.track_name, user, (report.system or {}).get("name")
-        )
-
-    def _duplicate(self, track: str, fingerprint: str | None) -> SubmitStatus | None:
-        same = [e for e in self.entries(track) if fingerprint and e.summary.get("fingerprint") == fingerprint]
-        if not same:
-            return None
-        earliest = min(same, key=ranking.arrival)
-        return SubmitStatus(
-            "duplicate",
-            f"These predictions were already submitted to the {track} track as submission "
-            f"{earliest.id} ({earliest.name}); the same predictions are ranked once, so nothing was "
-            "uploaded.",
-            existing=earliest.id,
-        )
-
-    def _name_taken(self, track: str, user: str, name) -> SubmitStatus | None:
-        wanted = _name_key(name)
-        if not wanted:
-            return None
-        for e in self.entries(track):
-            if e.user != user and _name_key(e.system.get("name")) == wanted:
-                problem = (
-                    f"system.name: {str(name)!r} is already used on the {track} track by {e.user or 'another submitter'} "
-                    f"(submission {e.id}); choose another name"
-                )
-                return SubmitStatus("invalid", "The system name is taken; nothing was uploaded.", [problem])
+        track = report.track_name
+        rules = self.admission(track)
+        earliest = rules.duplicate_of(report.fingerprint)
+        if earliest is not None:
+            return SubmitStatus(
+                "duplicate",
+                f"These predictions were already submitted to the {track} track as submission "
+                f"{earliest.id} ({earliest.name}); the same predictions are ranked once, so nothing was "
+                "uploaded.",
+                existing=earliest.id,
+            )
+        name = (report.system or {}).get("name")
+        holder = rules.name_holder(user, name)
+        if holder is not None:
+            problem = (
+                f"system.name: {str(name)!r} is already used on the {track} track by {holder.user or 'another submitter'} "
+                f"(submission {holder.id}); choose another name"
+            )
+            return SubmitStatus("invalid", "The system name is taken; nothing was uploaded.", [problem])
         return None
 
     def refresh(self):
@@ -679,11 +682,6 @@ def _ukeys(items: list):
 def _judgeable(entry: Entry) -> bool:
     track = TRACKS.get(entry.summary.get("track") or "")
     return track is not None and track.wants_judge(entry.summary)
-
-
-def _name_key(name) -> str:
-    """A system name as compared for uniqueness: normalised (NFKC, whitespace collapsed) and case-folded."""
-    return normalize_text(name).casefold() if isinstance(name, str) else ""
 
 
 def _submitted(f) -> str | None:
