@@ -27,6 +27,7 @@ from .gold import demo_tracks, gold_labels
 from .limits import InvalidLedger
 from .problems import SubmissionError
 from .ranking import Entry
+from .results_sync import ResultsSync
 from .scoring import NO_JUDGE, Rescorer, check, gc_paused
 from .settings import Settings
 from .store import Refresher, StoreError, StoreSettings, SubmitStatus, open_store, submit_checked
@@ -86,7 +87,6 @@ class Board:
         self._review_thread: threading.Thread | None = None
         self._review_wanted = threading.Event()
         self._stopping = False
-        self._results_pulled = False  # RESULTS_REPO fetched once this process (retried with each new pull until then)
         self.refresher = Refresher(
             self.store, self.store_settings.refresh_seconds, on_snapshot=self._on_pull, after_pull=self._review_pull_requests
         )
@@ -94,11 +94,15 @@ class Board:
             self.store_settings.invalid_ledger_path, self.store_settings.invalid_submissions_per_day
         )
         self._validations = threading.BoundedSemaphore(VALIDATIONS_AT_ONCE)
-        # Results pushes, batched (see _push_results).
-        self._push_state_lock, self._push_lock = threading.Lock(), threading.Lock()
-        self._push_timer: threading.Timer | None = None
-        self._last_push = float("-inf")
-        self._pushed_once = False
+        self.results_sync = ResultsSync(
+            self.store,
+            self.settings.results_dir,
+            self.rescorer.cache,
+            enabled=bool(self.store_settings.results_repo),
+            interval=self.store_settings.refresh_seconds,
+            deferring=lambda: self._judge_thread is not None and self._judge_thread.is_alive(),
+            extra=lambda remote: results_dataset.files(self, remote),
+        )
 
     def _make_judge(self):
         if self.settings.judge == "none":
@@ -142,11 +146,7 @@ class Board:
 
     def stop(self) -> None:
         self.refresher.stop()
-        with self._push_state_lock:
-            timer, self._push_timer = self._push_timer, None
-        if timer is not None:  # a deferred push: sent now rather than lost
-            timer.cancel()
-            self._push_now()
+        self.results_sync.flush()
         self._judge_queue.put("")  # wakes the worker, which then exits
         if self._judge_thread:
             self._judge_thread.join(5)
@@ -158,8 +158,8 @@ class Board:
     # ---- applying a snapshot -------------------------------------------------------------
     def _on_pull(self, snap) -> None:
         """A pull brought new data: the Hub answers, so fetch the judge's verdict records first (scoring answers from them)."""
-        if not self._results_pulled:
-            self._pull_results(snap)
+        if not self.results_sync.pulled:
+            self.results_sync.pull(snap, self.judge)
         self._apply(snap)
 
     # ---- pull-request submissions (store/hub_prs.py finds them, pr_review.py reviews them) ----------
@@ -232,17 +232,6 @@ class Board:
         if changed:
             self._bump()
 
-    def _pull_results(self, snap) -> None:
-        """Fetch from RESULTS_REPO the verdict records of this snapshot's submissions under this board's LLM judge (all
-        the repo is trusted with: scoring answers from them); nothing when the judge keeps none."""
-        keeps = self.judge is not None and not getattr(self.judge, "approximate", True)
-        wanted = {self.rescorer.cache.record_path(f.sha256, self.judge.name) for f in snap.files} if keeps else set()
-        try:
-            self.store.pull_results(self.settings.results_dir, wanted)
-            self._results_pulled = True
-        except StoreError as exc:
-            log.warning("results cache not pulled: %s", exc)
-
     def _apply(self, snap, push: bool = True) -> None:
         changed = False
         seen = set()
@@ -280,7 +269,7 @@ class Board:
             self._bump()
             self.rescorer.cache.write_index()
             if push:
-                self._push_results()
+                self.results_sync.push()
 
     def _score_isolated(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
         """Score one file; whatever goes wrong stays on this entry, so one bad file never hides the others."""
@@ -402,7 +391,7 @@ class Board:
             again.start()
         self._bump()
         self.rescorer.cache.write_index()
-        self._push_results()
+        self.results_sync.push()
 
     def _judge_target(self, path: str) -> tuple[Entry, Path] | None:
         with self._lock:
@@ -439,51 +428,11 @@ class Board:
         self.judge_progress.pop(entry.id, None)
         self._bump()
         self.rescorer.cache.write_index()
-        self._push_results()
+        self.results_sync.push()
 
     def _bump(self) -> None:
         with self._lock:
             self.version += 1
-
-    def _push_results(self) -> None:
-        """Push what changed to RESULTS_REPO: at most one commit per refresh interval (later changes wait for the next).
-
-        Started in the background, a push within `refresh_seconds` of the last is deferred to a timer, which
-        sends everything that changed meanwhile in one commit; without background (CLI, tests) it is sent now.
-        """
-        if not self.store_settings.results_repo:
-            return
-        with self._push_state_lock:
-            wait = self._last_push + self.store_settings.refresh_seconds - time.monotonic()
-            if self._judge_thread is not None and self._judge_thread.is_alive() and wait > 0:
-                if self._push_timer is None:
-                    self._push_timer = threading.Timer(wait, self._push_deferred)
-                    self._push_timer.daemon = True
-                    self._push_timer.start()
-                return
-            self._last_push = time.monotonic()
-        self._push_now()
-
-    def _push_deferred(self) -> None:
-        with self._push_state_lock:
-            self._push_timer, self._last_push = None, time.monotonic()
-        self._push_now()
-
-    def _push_now(self) -> None:
-        with self._push_lock:  # one push at a time: the timer's and the refresher's
-            try:
-                remote = getattr(self.store, "results_repo_paths", lambda: None)()
-                extra = results_dataset.files(self, remote)
-                # The first push of a process compares every local file (changed=None): a previous run may have
-                # stopped before pushing; later ones send only what was written since (the store keeps what
-                # a failed push did not send).
-                written = self.rescorer.cache.take_written()
-                self.store.push_results(self.settings.results_dir, changed=written if self._pushed_once else None, extra=extra)
-                self._pushed_once = True
-            except StoreError as exc:
-                log.warning("results not pushed: %s", exc)
-            except Exception:  # a bug building the dataset view must not stop the judge or the refresher
-                log.exception("results not pushed")
 
     # ---- reading -------------------------------------------------------------------------
     def entries(self, track: str | None = None) -> list[Entry]:
