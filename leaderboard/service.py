@@ -1,20 +1,18 @@
 """The board service: the one object the UI talks to.
 
 Data flows one way: the store's snapshot -> the rescoring pipeline (cached by
-content hash) -> entries -> tables, comparisons and details. Rescoring and
-judging run in background threads; the UI reads whatever is ready and shows
-pending / judging states for the rest.
+content hash) -> entries -> tables, comparisons and details. Judging runs in
+the background (judge_queue.py), RESULTS_REPO is synced by results_sync.py,
+pull requests are reviewed by pr_review.py under the rules of admission.py;
+the UI reads whatever is ready and shows pending / judging states for the rest.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import re
 import threading
-import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +22,7 @@ from . import pr_review, ranking, results_dataset
 from .admission import Admission
 from .compare import compare
 from .gold import demo_tracks, gold_labels
+from .judge_queue import JudgeQueue
 from .limits import InvalidLedger
 from .problems import SubmissionError
 from .ranking import Entry
@@ -43,28 +42,6 @@ VALIDATIONS_AT_ONCE = 1
 _REJECTED = ("invalid", "duplicate")
 
 
-@dataclass
-class JudgeProgress:
-    done: int = 0
-    total: int = 0
-    # batch mode: the batch being polled, its lines answered of sent, when it was sent (epoch seconds) and
-    # whether its output is still awaited (the status line shows them)
-    batch_id: str = ""
-    lines_done: int = 0
-    lines_total: int = 0
-    batch_since: float = 0.0
-    batch_waiting: bool = False
-
-    def __call__(self, done: int, total: int) -> None:
-        self.done, self.total = done, total
-
-    def on_batch(
-        self, batch_id: str, lines_done: int, lines_total: int, since: float | None = None, waiting: bool = True
-    ) -> None:
-        self.batch_id, self.lines_done, self.lines_total = batch_id, lines_done, lines_total
-        self.batch_since, self.batch_waiting = time.time() if since is None else since, waiting
-
-
 class Board:
     def __init__(self, settings: Settings | None = None, store_settings: StoreSettings | None = None, judge=None):
         self.settings = settings or Settings.from_env(default_judge="lexical")
@@ -80,9 +57,8 @@ class Board:
         self._pending: dict[str, Entry] = {}  # files of open pull requests, valid and scored: "pending review"
         self._records: OrderedDict[tuple[str, str], dict] = OrderedDict()  # parsed files, most recent last
         self.version = 0  # bumped on every change, so the UI can tell when to re-render
-        self.judge_progress: dict[str, JudgeProgress] = {}
-        self._judge_queue: queue.Queue[str] = queue.Queue()
-        self._judge_thread: threading.Thread | None = None
+        self.judge_queue = JudgeQueue(self.judge, self.rescorer, self._judge_target, self._judged)
+        self.judge_progress = self.judge_queue.progress  # what the status line shows
         # With a background start, pull requests are reviewed in their own thread (set: a pull asked for a review).
         self._review_thread: threading.Thread | None = None
         self._review_wanted = threading.Event()
@@ -100,7 +76,7 @@ class Board:
             self.rescorer.cache,
             enabled=bool(self.store_settings.results_repo),
             interval=self.store_settings.refresh_seconds,
-            deferring=lambda: self._judge_thread is not None and self._judge_thread.is_alive(),
+            deferring=self.judge_queue.alive,
             extra=lambda remote: results_dataset.files(self, remote),
         )
 
@@ -137,8 +113,7 @@ class Board:
                 self.refresher.refresh_now()
         if background:
             self.refresher.start(pull_first=self.store.remote)
-            self._judge_thread = threading.Thread(target=self._judge_worker, name="judge", daemon=True)
-            self._judge_thread.start()
+            self.judge_queue.start()
             if self.store.pull_requests is not None:
                 self._review_thread = threading.Thread(target=self._review_worker, name="pull-requests", daemon=True)
                 self._review_thread.start()
@@ -147,9 +122,7 @@ class Board:
     def stop(self) -> None:
         self.refresher.stop()
         self.results_sync.flush()
-        self._judge_queue.put("")  # wakes the worker, which then exits
-        if self._judge_thread:
-            self._judge_thread.join(5)
+        self.judge_queue.stop()
         self._stopping = True
         self._review_wanted.set()
         if self._review_thread:
@@ -298,100 +271,7 @@ class Board:
         entry.status = scored.summary.get("status", "invalid")
         if self.judge is not None and not judged and entry.status == "scored" and _judgeable(entry):
             entry.judging = True
-            self._judge_queue.put(entry.path)
-
-    def _judge_worker(self) -> None:
-        while True:
-            path = self._judge_queue.get()
-            if not path:
-                return
-            if hasattr(self.judge, "judge_groups"):  # batch mode: every waiting submission in one batch run
-                more, stopping = self._drain_judge_queue()
-                self._judge_together([path, *more])
-                if stopping:
-                    return
-                continue
-            self._judge_entry(path)
-
-    def _drain_judge_queue(self) -> tuple[list[str], bool]:
-        """The paths waiting now (in queue order, once each), and whether the stop sentinel was among them."""
-        paths: list[str] = []
-        stopping = False
-        while True:
-            try:
-                path = self._judge_queue.get_nowait()
-            except queue.Empty:
-                return paths, stopping
-            if not path:
-                stopping = True
-            elif path not in paths:
-                paths.append(path)
-
-    def _judge_together(self, paths: list[str]) -> None:
-        """Batch mode: the waiting submissions' answers judged as one run, then each scored from its verdicts.
-
-        At most `judge.max_items` answers per run (at least one submission); submissions holding answers of a
-        run a restart left unfinished always join (that run is resumed first), the rest wait for the next run.
-        """
-        from .judge import BatchError, BatchPending
-
-        inflight = self.judge.inflight_members()
-        group: list[tuple[Entry, Path, list]] = []
-        size = 0
-        for path in paths:
-            found = self._judge_target(path)
-            if found is None:
-                continue
-            entry, local_path = found
-            try:
-                items = self._judge_items(local_path)
-            except Exception:  # a validator bug: this file goes the ordinary way, which records it
-                log.exception("reading the answers of %s failed", path)
-                items = None
-            if items is None:  # unreadable or invalid now: scored the ordinary way, which says why
-                self._judge_entry(path)
-                continue
-            if self.rescorer.score_recorded(local_path, entry.sha256, self.judge) is not None:
-                self._judge_entry(path)  # its verdicts are recorded: scored from them, nothing sent
-                continue
-            resumes = any(ukey in inflight for ukey in _ukeys(items))
-            if group and not resumes and size + len(items) > self.judge.max_items:
-                self._judge_queue.put(path)  # the next run
-                continue
-            group.append((entry, local_path, items))
-            size += len(items)
-        if not group:
-            return
-        progresses = [self.judge_progress.setdefault(entry.id, JudgeProgress()) for entry, _, _ in group]
-        pending = False
-        try:
-            settled = self.judge.judge_groups([items for _, _, items in group], progresses)
-        except BatchPending as exc:  # still running, or the service unreachable: the run's state is on disk
-            log.warning("batch judging of %d submissions paused: %s; polling again later", len(group), exc)
-            settled, pending = [None] * len(group), True
-        except BatchError as exc:  # refused: a restart tries again
-            log.warning("batch judging of %d submissions stopped: %s", len(group), exc)
-            settled = [None] * len(group)
-        except Exception:  # the judge failing must leave the retrieval metrics standing
-            log.exception("batch judging of %d submissions failed", len(group))
-            settled = [None] * len(group)
-        for (entry, local_path, _), judge in zip(group, settled, strict=True):
-            if judge is not None:
-                try:  # every verdict comes from the run: nothing is sent here
-                    scored = self.rescorer.score_file(local_path, judge=judge)
-                    if scored.summary.get("status") == "scored":
-                        entry.summary, entry.key = scored.summary, scored.key
-                except Exception:
-                    log.exception("scoring %s with its verdicts failed", entry.path)
-            entry.judging = pending
-            self.judge_progress.pop(entry.id, None)
-        if pending and not self._stopping:  # queued again after a poll interval: the same run is resumed then
-            again = threading.Timer(self.judge.poll_seconds, lambda: [self._judge_queue.put(e.path) for e, _, _ in group])
-            again.daemon = True
-            again.start()
-        self._bump()
-        self.rescorer.cache.write_index()
-        self.results_sync.push()
+            self.judge_queue.put(entry.path)
 
     def _judge_target(self, path: str) -> tuple[Entry, Path] | None:
         with self._lock:
@@ -400,32 +280,8 @@ class Board:
         file = snap.by_path().get(path) if snap else None
         return None if entry is None or file is None else (entry, file.local_path)
 
-    def _judge_items(self, local_path: Path) -> list | None:
-        """The answers the judge would be asked about for this file (Track.judge_items), None when it is not valid."""
-        try:
-            data = read_file(local_path, self.rescorer.max_bytes)
-        except (SubmissionError, OSError):
-            return None
-        checked = check(data, local_path.name, self.rescorer.gold_sources, self.rescorer.max_bytes)
-        if not checked.ok or checked.track is None:
-            return None
-        return checked.track.judge_items(checked.parsed, checked.gold)
-
-    def _judge_entry(self, path: str) -> None:
-        """Live mode (and files batch mode cannot read): one submission judged and scored."""
-        found = self._judge_target(path)
-        if found is None:
-            return
-        entry, local_path = found
-        progress = self.judge_progress.setdefault(entry.id, JudgeProgress())
-        try:
-            scored = self.rescorer.score_file(local_path, judge=self.judge, progress=progress)
-            if scored.summary.get("status") == "scored":
-                entry.summary, entry.key = scored.summary, scored.key
-        except Exception:  # the judge failing must leave the retrieval metrics standing
-            log.exception("judging %s failed", path)
-        entry.judging = False
-        self.judge_progress.pop(entry.id, None)
+    def _judged(self) -> None:
+        """A submission judged (or its batch run paused): re-rendered, indexed, pushed."""
         self._bump()
         self.rescorer.cache.write_index()
         self.results_sync.push()
@@ -620,12 +476,6 @@ def _unit_info(track, gold) -> dict[str, dict]:
     if key not in _UNIT_INFO:
         _UNIT_INFO[key] = track.unit_info(gold)
     return _UNIT_INFO[key]
-
-
-def _ukeys(items: list):
-    from .judge.batch import ukey
-
-    return (ukey(it) for it in items)
 
 
 def _judgeable(entry: Entry) -> bool:
