@@ -115,8 +115,8 @@ def main() -> None:
             t, cpu = time.perf_counter(), time.process_time()
             board = Board(settings, store).start(background=False)
             if args.judge != "none":
-                board._judge_queue.put("")
-                board._judge_worker()  # what waits for the judge, judged in this thread
+                board.judge_queue.put("")
+                board.judge_queue.run()  # what waits for the judge, judged in this thread
             took, cpu = time.perf_counter() - t, time.process_time() - cpu
             pulled = sum(1 for p in hub.downloads() if p.startswith("results/"))
             now = hub.commits("bench/results")[-1].files if hub.commits("bench/results") else {}

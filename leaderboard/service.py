@@ -1,36 +1,36 @@
 """The board service: the one object the UI talks to.
 
 Data flows one way: the store's snapshot -> the rescoring pipeline (cached by
-content hash) -> entries -> tables, comparisons and details. Rescoring and
-judging run in background threads; the UI reads whatever is ready and shows
-pending / judging states for the rest.
+content hash) -> entries -> tables, comparisons and details. Judging runs in
+the background (judge_queue.py), RESULTS_REPO is synced by results_sync.py,
+pull requests are reviewed by pr_review.py under the rules of admission.py;
+the UI reads whatever is ready and shows pending / judging states for the rest.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import re
 import threading
-import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import ranking, results_dataset
+from . import pr_review, ranking, results_dataset
+from .admission import Admission
 from .compare import compare
 from .gold import demo_tracks, gold_labels
+from .judge_queue import JudgeQueue
 from .limits import InvalidLedger
 from .problems import SubmissionError
 from .ranking import Entry
+from .results_sync import ResultsSync
 from .scoring import NO_JUDGE, Rescorer, check, gc_paused
 from .settings import Settings
 from .store import Refresher, StoreError, StoreSettings, SubmitStatus, open_store, submit_checked
 from .submission import parse_envelope, read_file, with_system
-from .text import normalize_text
 from .tracks import TRACKS
 
 log = logging.getLogger(__name__)
@@ -40,28 +40,6 @@ _STAMP = re.compile(r"(\d{8}T\d{6}Z)")
 VALIDATIONS_AT_ONCE = 1
 # Submit outcomes that cost a validation and stored nothing: they count against INVALID_SUBMISSIONS_PER_DAY.
 _REJECTED = ("invalid", "duplicate")
-
-
-@dataclass
-class JudgeProgress:
-    done: int = 0
-    total: int = 0
-    # batch mode: the batch being polled, its lines answered of sent, when it was sent (epoch seconds) and
-    # whether its output is still awaited (the status line shows them)
-    batch_id: str = ""
-    lines_done: int = 0
-    lines_total: int = 0
-    batch_since: float = 0.0
-    batch_waiting: bool = False
-
-    def __call__(self, done: int, total: int) -> None:
-        self.done, self.total = done, total
-
-    def on_batch(
-        self, batch_id: str, lines_done: int, lines_total: int, since: float | None = None, waiting: bool = True
-    ) -> None:
-        self.batch_id, self.lines_done, self.lines_total = batch_id, lines_done, lines_total
-        self.batch_since, self.batch_waiting = time.time() if since is None else since, waiting
 
 
 class Board:
@@ -79,14 +57,12 @@ class Board:
         self._pending: dict[str, Entry] = {}  # files of open pull requests, valid and scored: "pending review"
         self._records: OrderedDict[tuple[str, str], dict] = OrderedDict()  # parsed files, most recent last
         self.version = 0  # bumped on every change, so the UI can tell when to re-render
-        self.judge_progress: dict[str, JudgeProgress] = {}
-        self._judge_queue: queue.Queue[str] = queue.Queue()
-        self._judge_thread: threading.Thread | None = None
+        self.judge_queue = JudgeQueue(self.judge, self.rescorer, self._judge_target, self._judged)
+        self.judge_progress = self.judge_queue.progress  # what the status line shows
         # With a background start, pull requests are reviewed in their own thread (set: a pull asked for a review).
         self._review_thread: threading.Thread | None = None
         self._review_wanted = threading.Event()
         self._stopping = False
-        self._results_pulled = False  # RESULTS_REPO fetched once this process (retried with each new pull until then)
         self.refresher = Refresher(
             self.store, self.store_settings.refresh_seconds, on_snapshot=self._on_pull, after_pull=self._review_pull_requests
         )
@@ -94,11 +70,15 @@ class Board:
             self.store_settings.invalid_ledger_path, self.store_settings.invalid_submissions_per_day
         )
         self._validations = threading.BoundedSemaphore(VALIDATIONS_AT_ONCE)
-        # Results pushes, batched (see _push_results).
-        self._push_state_lock, self._push_lock = threading.Lock(), threading.Lock()
-        self._push_timer: threading.Timer | None = None
-        self._last_push = float("-inf")
-        self._pushed_once = False
+        self.results_sync = ResultsSync(
+            self.store,
+            self.settings.results_dir,
+            self.rescorer.cache,
+            enabled=bool(self.store_settings.results_repo),
+            interval=self.store_settings.refresh_seconds,
+            deferring=self.judge_queue.alive,
+            extra=lambda remote: results_dataset.files(self, remote),
+        )
 
     def _make_judge(self):
         if self.settings.judge == "none":
@@ -133,8 +113,7 @@ class Board:
                 self.refresher.refresh_now()
         if background:
             self.refresher.start(pull_first=self.store.remote)
-            self._judge_thread = threading.Thread(target=self._judge_worker, name="judge", daemon=True)
-            self._judge_thread.start()
+            self.judge_queue.start()
             if self.store.pull_requests is not None:
                 self._review_thread = threading.Thread(target=self._review_worker, name="pull-requests", daemon=True)
                 self._review_thread.start()
@@ -142,14 +121,8 @@ class Board:
 
     def stop(self) -> None:
         self.refresher.stop()
-        with self._push_state_lock:
-            timer, self._push_timer = self._push_timer, None
-        if timer is not None:  # a deferred push: sent now rather than lost
-            timer.cancel()
-            self._push_now()
-        self._judge_queue.put("")  # wakes the worker, which then exits
-        if self._judge_thread:
-            self._judge_thread.join(5)
+        self.results_sync.flush()
+        self.judge_queue.stop()
         self._stopping = True
         self._review_wanted.set()
         if self._review_thread:
@@ -158,11 +131,11 @@ class Board:
     # ---- applying a snapshot -------------------------------------------------------------
     def _on_pull(self, snap) -> None:
         """A pull brought new data: the Hub answers, so fetch the judge's verdict records first (scoring answers from them)."""
-        if not self._results_pulled:
-            self._pull_results(snap)
+        if not self.results_sync.pulled:
+            self.results_sync.pull(snap, self.judge)
         self._apply(snap)
 
-    # ---- pull-request submissions (store/hub_prs.py finds them, pr_review.py judges them) ----------
+    # ---- pull-request submissions (store/hub_prs.py finds them, pr_review.py reviews them) ----------
     def _review_pull_requests(self, snap) -> None:
         """After every pull: review pull requests with a new head, then show the valid open ones as pending review.
 
@@ -189,10 +162,16 @@ class Board:
 
     def _review_now(self) -> None:
         reviewer = self.store.pull_requests
-        from . import pr_review
-
+        tools = pr_review.ReviewTools(
+            validate=self._validate,
+            admission=lambda track, num: self.admission(track, without_pull_request=num),
+            ledger=self.invalid_ledger,
+            cache=self.rescorer.cache,
+            max_bytes=self.rescorer.max_bytes,
+            board_url=self.settings.board_url,
+        )
         try:
-            reviewer.review(lambda pr, files: pr_review.judge_files(self, pr, files), self.rescorer.max_bytes)
+            reviewer.review(lambda pr, files: pr_review.review_files(tools, pr, files), self.rescorer.max_bytes)
         except StoreError as exc:  # the main board stands; pull requests wait for the next refresh
             log.warning("pull requests not reviewed: %s", exc)
         self._apply_pending(reviewer.pending())
@@ -225,17 +204,6 @@ class Board:
             self._pending = fresh
         if changed:
             self._bump()
-
-    def _pull_results(self, snap) -> None:
-        """Fetch from RESULTS_REPO the verdict records of this snapshot's submissions under this board's LLM judge (all
-        the repo is trusted with: scoring answers from them); nothing when the judge keeps none."""
-        keeps = self.judge is not None and not getattr(self.judge, "approximate", True)
-        wanted = {self.rescorer.cache.record_path(f.sha256, self.judge.name) for f in snap.files} if keeps else set()
-        try:
-            self.store.pull_results(self.settings.results_dir, wanted)
-            self._results_pulled = True
-        except StoreError as exc:
-            log.warning("results cache not pulled: %s", exc)
 
     def _apply(self, snap, push: bool = True) -> None:
         changed = False
@@ -274,7 +242,7 @@ class Board:
             self._bump()
             self.rescorer.cache.write_index()
             if push:
-                self._push_results()
+                self.results_sync.push()
 
     def _score_isolated(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
         """Score one file; whatever goes wrong stays on this entry, so one bad file never hides the others."""
@@ -303,100 +271,7 @@ class Board:
         entry.status = scored.summary.get("status", "invalid")
         if self.judge is not None and not judged and entry.status == "scored" and _judgeable(entry):
             entry.judging = True
-            self._judge_queue.put(entry.path)
-
-    def _judge_worker(self) -> None:
-        while True:
-            path = self._judge_queue.get()
-            if not path:
-                return
-            if hasattr(self.judge, "judge_groups"):  # batch mode: every waiting submission in one batch run
-                more, stopping = self._drain_judge_queue()
-                self._judge_together([path, *more])
-                if stopping:
-                    return
-                continue
-            self._judge_entry(path)
-
-    def _drain_judge_queue(self) -> tuple[list[str], bool]:
-        """The paths waiting now (in queue order, once each), and whether the stop sentinel was among them."""
-        paths: list[str] = []
-        stopping = False
-        while True:
-            try:
-                path = self._judge_queue.get_nowait()
-            except queue.Empty:
-                return paths, stopping
-            if not path:
-                stopping = True
-            elif path not in paths:
-                paths.append(path)
-
-    def _judge_together(self, paths: list[str]) -> None:
-        """Batch mode: the waiting submissions' answers judged as one run, then each scored from its verdicts.
-
-        At most `judge.max_items` answers per run (at least one submission); submissions holding answers of a
-        run a restart left unfinished always join (that run is resumed first), the rest wait for the next run.
-        """
-        from .judge import BatchError, BatchPending
-
-        inflight = self.judge.inflight_members()
-        group: list[tuple[Entry, Path, list]] = []
-        size = 0
-        for path in paths:
-            found = self._judge_target(path)
-            if found is None:
-                continue
-            entry, local_path = found
-            try:
-                items = self._judge_items(local_path)
-            except Exception:  # a validator bug: this file goes the ordinary way, which records it
-                log.exception("reading the answers of %s failed", path)
-                items = None
-            if items is None:  # unreadable or invalid now: scored the ordinary way, which says why
-                self._judge_entry(path)
-                continue
-            if self.rescorer.score_recorded(local_path, entry.sha256, self.judge) is not None:
-                self._judge_entry(path)  # its verdicts are recorded: scored from them, nothing sent
-                continue
-            resumes = any(ukey in inflight for ukey in _ukeys(items))
-            if group and not resumes and size + len(items) > self.judge.max_items:
-                self._judge_queue.put(path)  # the next run
-                continue
-            group.append((entry, local_path, items))
-            size += len(items)
-        if not group:
-            return
-        progresses = [self.judge_progress.setdefault(entry.id, JudgeProgress()) for entry, _, _ in group]
-        pending = False
-        try:
-            settled = self.judge.judge_groups([items for _, _, items in group], progresses)
-        except BatchPending as exc:  # still running, or the service unreachable: the run's state is on disk
-            log.warning("batch judging of %d submissions paused: %s; polling again later", len(group), exc)
-            settled, pending = [None] * len(group), True
-        except BatchError as exc:  # refused: a restart tries again
-            log.warning("batch judging of %d submissions stopped: %s", len(group), exc)
-            settled = [None] * len(group)
-        except Exception:  # the judge failing must leave the retrieval metrics standing
-            log.exception("batch judging of %d submissions failed", len(group))
-            settled = [None] * len(group)
-        for (entry, local_path, _), judge in zip(group, settled, strict=True):
-            if judge is not None:
-                try:  # every verdict comes from the run: nothing is sent here
-                    scored = self.rescorer.score_file(local_path, judge=judge)
-                    if scored.summary.get("status") == "scored":
-                        entry.summary, entry.key = scored.summary, scored.key
-                except Exception:
-                    log.exception("scoring %s with its verdicts failed", entry.path)
-            entry.judging = pending
-            self.judge_progress.pop(entry.id, None)
-        if pending and not self._stopping:  # queued again after a poll interval: the same run is resumed then
-            again = threading.Timer(self.judge.poll_seconds, lambda: [self._judge_queue.put(e.path) for e, _, _ in group])
-            again.daemon = True
-            again.start()
-        self._bump()
-        self.rescorer.cache.write_index()
-        self._push_results()
+            self.judge_queue.put(entry.path)
 
     def _judge_target(self, path: str) -> tuple[Entry, Path] | None:
         with self._lock:
@@ -405,79 +280,15 @@ class Board:
         file = snap.by_path().get(path) if snap else None
         return None if entry is None or file is None else (entry, file.local_path)
 
-    def _judge_items(self, local_path: Path) -> list | None:
-        """The answers the judge would be asked about for this file (Track.judge_items), None when it is not valid."""
-        try:
-            data = read_file(local_path, self.rescorer.max_bytes)
-        except (SubmissionError, OSError):
-            return None
-        checked = check(data, local_path.name, self.rescorer.gold_sources, self.rescorer.max_bytes)
-        if not checked.ok or checked.track is None:
-            return None
-        return checked.track.judge_items(checked.parsed, checked.gold)
-
-    def _judge_entry(self, path: str) -> None:
-        """Live mode (and files batch mode cannot read): one submission judged and scored."""
-        found = self._judge_target(path)
-        if found is None:
-            return
-        entry, local_path = found
-        progress = self.judge_progress.setdefault(entry.id, JudgeProgress())
-        try:
-            scored = self.rescorer.score_file(local_path, judge=self.judge, progress=progress)
-            if scored.summary.get("status") == "scored":
-                entry.summary, entry.key = scored.summary, scored.key
-        except Exception:  # the judge failing must leave the retrieval metrics standing
-            log.exception("judging %s failed", path)
-        entry.judging = False
-        self.judge_progress.pop(entry.id, None)
+    def _judged(self) -> None:
+        """A submission judged (or its batch run paused): re-rendered, indexed, pushed."""
         self._bump()
         self.rescorer.cache.write_index()
-        self._push_results()
+        self.results_sync.push()
 
     def _bump(self) -> None:
         with self._lock:
             self.version += 1
-
-    def _push_results(self) -> None:
-        """Push what changed to RESULTS_REPO: at most one commit per refresh interval (later changes wait for the next).
-
-        Started in the background, a push within `refresh_seconds` of the last is deferred to a timer, which
-        sends everything that changed meanwhile in one commit; without background (CLI, tests) it is sent now.
-        """
-        if not self.store_settings.results_repo:
-            return
-        with self._push_state_lock:
-            wait = self._last_push + self.store_settings.refresh_seconds - time.monotonic()
-            if self._judge_thread is not None and self._judge_thread.is_alive() and wait > 0:
-                if self._push_timer is None:
-                    self._push_timer = threading.Timer(wait, self._push_deferred)
-                    self._push_timer.daemon = True
-                    self._push_timer.start()
-                return
-            self._last_push = time.monotonic()
-        self._push_now()
-
-    def _push_deferred(self) -> None:
-        with self._push_state_lock:
-            self._push_timer, self._last_push = None, time.monotonic()
-        self._push_now()
-
-    def _push_now(self) -> None:
-        with self._push_lock:  # one push at a time: the timer's and the refresher's
-            try:
-                remote = getattr(self.store, "results_repo_paths", lambda: None)()
-                extra = results_dataset.files(self, remote)
-                # The first push of a process compares every local file (changed=None): a previous run may have
-                # stopped before pushing; later ones send only what was written since (the store keeps what
-                # a failed push did not send).
-                written = self.rescorer.cache.take_written()
-                self.store.push_results(self.settings.results_dir, changed=written if self._pushed_once else None, extra=extra)
-                self._pushed_once = True
-            except StoreError as exc:
-                log.warning("results not pushed: %s", exc)
-            except Exception:  # a bug building the dataset view must not stop the judge or the refresher
-                log.exception("results not pushed")
 
     # ---- reading -------------------------------------------------------------------------
     def entries(self, track: str | None = None) -> list[Entry]:
@@ -624,36 +435,33 @@ class Board:
         with self._validations:
             return check(data, name, self.settings.gold)
 
+    def admission(self, track: str, without_pull_request: int | None = None) -> Admission:
+        """The rules a new file on `track` meets, over the track's entries (pending pull requests included; those of
+        the pull request under review left out, as its files are being weighed)."""
+        entries = [e for e in self.entries(track) if without_pull_request is None or e.pull_request != without_pull_request]
+        return Admission(track, entries, self.store_settings.submissions_per_day)
+
     def _admit(self, report, user: str) -> SubmitStatus | None:
         """Refuse a valid file that repeats predictions on the board, or whose name is another submitter's."""
-        return self._duplicate(report.track_name, report.fingerprint) or self._name_taken(
-            report.track_name, user, (report.system or {}).get("name")
-        )
-
-    def _duplicate(self, track: str, fingerprint: str | None) -> SubmitStatus | None:
-        same = [e for e in self.entries(track) if fingerprint and e.summary.get("fingerprint") == fingerprint]
-        if not same:
-            return None
-        earliest = min(same, key=ranking.arrival)
-        return SubmitStatus(
-            "duplicate",
-            f"These predictions were already submitted to the {track} track as submission "
-            f"{earliest.id} ({earliest.name}); the same predictions are ranked once, so nothing was "
-            "uploaded.",
-            existing=earliest.id,
-        )
-
-    def _name_taken(self, track: str, user: str, name) -> SubmitStatus | None:
-        wanted = _name_key(name)
-        if not wanted:
-            return None
-        for e in self.entries(track):
-            if e.user != user and _name_key(e.system.get("name")) == wanted:
-                problem = (
-                    f"system.name: {str(name)!r} is already used on the {track} track by {e.user or 'another submitter'} "
-                    f"(submission {e.id}); choose another name"
-                )
-                return SubmitStatus("invalid", "The system name is taken; nothing was uploaded.", [problem])
+        track = report.track_name
+        rules = self.admission(track)
+        earliest = rules.duplicate_of(report.fingerprint)
+        if earliest is not None:
+            return SubmitStatus(
+                "duplicate",
+                f"These predictions were already submitted to the {track} track as submission "
+                f"{earliest.id} ({earliest.name}); the same predictions are ranked once, so nothing was "
+                "uploaded.",
+                existing=earliest.id,
+            )
+        name = (report.system or {}).get("name")
+        holder = rules.name_holder(user, name)
+        if holder is not None:
+            problem = (
+                f"system.name: {str(name)!r} is already used on the {track} track by {holder.user or 'another submitter'} "
+                f"(submission {holder.id}); choose another name"
+            )
+            return SubmitStatus("invalid", "The system name is taken; nothing was uploaded.", [problem])
         return None
 
     def refresh(self):
@@ -670,20 +478,9 @@ def _unit_info(track, gold) -> dict[str, dict]:
     return _UNIT_INFO[key]
 
 
-def _ukeys(items: list):
-    from .judge.batch import ukey
-
-    return (ukey(it) for it in items)
-
-
 def _judgeable(entry: Entry) -> bool:
     track = TRACKS.get(entry.summary.get("track") or "")
     return track is not None and track.wants_judge(entry.summary)
-
-
-def _name_key(name) -> str:
-    """A system name as compared for uniqueness: normalised (NFKC, whitespace collapsed) and case-folded."""
-    return normalize_text(name).casefold() if isinstance(name, str) else ""
 
 
 def _submitted(f) -> str | None:

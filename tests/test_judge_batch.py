@@ -25,8 +25,8 @@ from leaderboard.judge import (
     make_judge,
 )
 from leaderboard.judge.batch import _bounded_lines, custom_id
+from leaderboard.judge_queue import JudgeProgress
 from leaderboard.scoring import score_bytes
-from leaderboard.service import JudgeProgress
 from leaderboard.ui.html import status_html
 
 from openaifake import FakeOpenAI
@@ -465,15 +465,15 @@ def judged_board(tmp_path: Path, fake: FakeOpenAI, monkeypatch, mode: str):
 def test_the_app_judges_a_board_in_batch_mode_and_shows_the_batch(fake, tmp_path, monkeypatch):
     with FakeOpenAI() as live_server:
         live_board = judged_board(tmp_path / "live", live_server, monkeypatch, "live")
-        live_board._judge_queue.put("")
-        live_board._judge_worker()
+        live_board.judge_queue.put("")
+        live_board.judge_queue.run()
     board = judged_board(tmp_path / "batch", fake, monkeypatch, "batch")
     assert isinstance(board.judge, BatchJudge)
     waiting = [e for e in board.entries("unidoc") if e.judging]
     assert len(waiting) >= 2
     fake.hold = True
-    board._judge_queue.put("")
-    worker = threading.Thread(target=board._judge_worker)
+    board.judge_queue.put("")
+    worker = threading.Thread(target=board.judge_queue.run)
     worker.start()
     deadline = time.monotonic() + 20
     while "judging: batch" not in status_html(board) and time.monotonic() < deadline:
@@ -558,8 +558,8 @@ def test_judge_groups_send_a_shared_item_once_and_charge_it_to_the_first_group(f
 
 
 def run_worker(board) -> None:
-    board._judge_queue.put("")  # the worker drains what is queued, then stops
-    board._judge_worker()
+    board.judge_queue.put("")  # the worker drains what is queued, then stops
+    board.judge_queue.run()
 
 
 def test_a_whole_board_is_judged_in_one_batch_per_round_with_the_live_scores(fake, tmp_path, monkeypatch):
@@ -631,9 +631,9 @@ def test_a_restart_mid_run_polls_the_same_batch_whatever_else_is_queued(fake, tm
     assert len(fake.batches) == 2 and all(e.summary["judge"] == "none" for e in board.entries("unidoc") if e.id in waiting)
     assert all(e.judging for e in board.entries("unidoc") if e.id in waiting)
     deadline = time.monotonic() + 10
-    while board._judge_queue.qsize() < len(waiting) and time.monotonic() < deadline:
+    while board.judge_queue.waiting() < len(waiting) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert board._judge_queue.qsize() == len(waiting)
+    assert board.judge_queue.waiting() == len(waiting)
     (state,) = (tmp_path / "judge").rglob("batches/*.json")
     assert json.loads(state.read_text())["pending"]["batch_id"] == "batch_fake2"
 
@@ -671,7 +671,7 @@ def test_a_board_run_is_bounded_by_max_items(fake, tmp_path, monkeypatch):
     assert board.judge.max_items == 100
     run_worker(board)  # the first run; the others wait in the queue for theirs
     assert sum(not e.judging for e in waiting) == 1
-    while not board._judge_queue.empty():
+    while board.judge_queue.waiting():
         run_worker(board)
     runs = {tuple(e.summary["judge_ledger"]["batch_ids"]) for e in waiting}
     assert len(runs) == len(waiting) and all(not e.judging for e in waiting)

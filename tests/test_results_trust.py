@@ -71,8 +71,8 @@ def published(fake_hub, tmp_path, monkeypatch):  # noqa: F811
             )
             b = Board(settings, store).start(background=False)
             if drain:
-                b._judge_queue.put("")
-                b._judge_worker()  # judge what waits, in this thread
+                b.judge_queue.put("")
+                b.judge_queue.run()  # judge what waits, in this thread
             return b
 
         first = board(tmp_path / "a")
@@ -163,8 +163,8 @@ def test_an_oversized_or_damaged_verdict_record_is_refused_and_only_its_missing_
     assert partial_path in hub.downloads()
     assert {e.id for e in fresh.entries() if e.judging} == {big.id, partial.id}
     assert judge_server.calls == calls
-    fresh._judge_queue.put("")
-    fresh._judge_worker()
+    fresh.judge_queue.put("")
+    fresh.judge_queue.run()
     assert shown(fresh) == before
     # the big one judged afresh (two calls per answer at most, gold facts once per question), the partial one
     # only for the verdict its record lacked: at most two calls

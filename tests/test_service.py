@@ -61,8 +61,8 @@ def test_background_judging_adds_e2e_metrics_later(tmp_path):
     board.start(background=False)
     e = next(e for e in board.entries("unidoc") if e.summary["extra"]["answered"])
     assert e.judging and "completeness" not in e.summary["overall"]  # retrieval metrics at once
-    board._judge_queue.put("")
-    board._judge_worker()  # drain the queue in this thread
+    board.judge_queue.put("")
+    board.judge_queue.run()  # drain the queue in this thread
     assert not e.judging and e.summary["judge"] == "lexical-v1" and "completeness" in e.summary["overall"]
     # a restart finds the judged results in the cache: no judging, no rescoring
     again = Board(Settings(data_dir=tmp_path, judge="lexical"), StoreSettings(data_dir=tmp_path)).start(background=False)

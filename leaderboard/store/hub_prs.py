@@ -21,8 +21,8 @@ Anyone may open a pull request on a dataset repo (`upload_file(..., create_pr=Tr
    path main holds already (with the same bytes: a landing of the board's whose answer was lost,
    closed as such);
 4. downloads the added files at the head commit itself (sizes checked from the listing first, the
-   bytes checked against the listed blob id or LFS sha256) and hands them to the board's `judge`
-   (validation, duplicates, limits, scores);
+   bytes checked against the listed blob id or LFS sha256) and hands them to the board's
+   `review_files` (validation, duplicates, limits, scores);
 5. with auto-merge on, lands a valid pull request itself: one commit to main holding exactly the
    bytes it reviewed (`create_commit` with `parent_commit` = the main head it reviewed against, so
    a main that moved meanwhile refuses it and the pull request is reviewed again at the next
@@ -38,7 +38,7 @@ at most MAX_DETAILS_BYTES of them: other people's comments past that leave the m
 state could then mean a second comment), never the review blocked.
 
 Submitter text in comments (names, paths, quoted values) goes through markdown.code: shown, never
-rendered. The store never scores: the judge callback is the board's.
+rendered. The store never scores: the `review_files` callback is the board's.
 """
 
 from __future__ import annotations
@@ -107,14 +107,14 @@ class PullRequestFile:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """The board's judgement of the files: `ok` when every one is valid and scored; `lines`: the comment's body."""
+class ReviewOutcome:
+    """The board's review of the files: `ok` when every one is valid and scored; `lines`: the comment's body."""
 
     ok: bool
     lines: list[str]
 
 
-Judge = Callable[[PullRequest, list[PullRequestFile]], Verdict]
+ReviewFiles = Callable[[PullRequest, list[PullRequestFile]], ReviewOutcome]
 
 
 @dataclass
@@ -238,7 +238,7 @@ class PullRequestReviewer:
 
     # ---- one refresh -------------------------------------------------------------------------
 
-    def review(self, judge: Judge, max_file_bytes: int) -> dict[str, int]:
+    def review(self, review_files: ReviewFiles, max_file_bytes: int) -> dict[str, int]:
         """Review open pull requests with a new head (at most REVIEWS_PER_REFRESH, fairly); returns counts of what was done.
 
         `max_file_bytes`: a submission file listed larger than this is reported, never downloaded.
@@ -284,7 +284,7 @@ class PullRequestReviewer:
                         num, discussion.author, discussion.title, discussion.created_at.isoformat(), heads[num], discussion.url
                     )
                     try:
-                        review = self._review_one(pr, main, judge, done)
+                        review = self._review_one(pr, main, review_files, done)
                     except HfHubHTTPError as exc:  # this pull request only (deleted meanwhile, ...): retried next refresh
                         log.warning("pull request #%d not reviewed: HTTP %s", num, http_status(exc))
                         continue
@@ -323,7 +323,7 @@ class PullRequestReviewer:
             changed = True
         return changed
 
-    def _review_one(self, pr: PullRequest, main: str, judge: Judge, done: dict[str, int]) -> Review | None:
+    def _review_one(self, pr: PullRequest, main: str, review_files: ReviewFiles, done: dict[str, int]) -> Review | None:
         marker = _MARKER.format(head=pr.head)
         events = self._events(pr.num)
         # Only the board's own comments count: an author posting the marker must not silence the review.
@@ -339,7 +339,7 @@ class PullRequestReviewer:
         files: list[PullRequestFile] = []
         local: dict[str, Path] = {}
         file_problems: list[str] = []
-        verdict = Verdict(False, [])
+        reviewed = ReviewOutcome(False, [])
         landed_before = False
         if not problems:
             on_main = self.tree.on_main(main, added)
@@ -349,10 +349,10 @@ class PullRequestReviewer:
                 problems += [f"{md.code(p)}: a file of this name is on main already" for p in sorted(on_main)]
         if not problems and not landed_before:
             files, local, file_problems = self._fetch(pr, added)
-            verdict = judge(pr, files) if files else Verdict(False, [])
+            reviewed = review_files(pr, files) if files else ReviewOutcome(False, [])
             if not files and not file_problems:
                 file_problems.append("the pull request adds no submission file")
-        outcome = REFUSED if problems else VALID if landed_before or (verdict.ok and not file_problems) else INVALID
+        outcome = REFUSED if problems else VALID if landed_before or (reviewed.ok and not file_problems) else INVALID
         review = Review(
             pr.num,
             pr.head,
@@ -377,14 +377,14 @@ class PullRequestReviewer:
                 review.merged = True
                 done["merged"] += 1
             except HfHubHTTPError as exc:
-                if http_status(exc) == 412:  # main moved since the review: the judgement may no longer hold
+                if http_status(exc) == 412:  # main moved since the review: the review may no longer hold
                     log.info("pull request #%d: main moved before it landed; reviewed again at the next refresh", pr.num)
                     return None
                 log.warning("pull request #%d not landed (HTTP %s)", pr.num, http_status(exc))
                 merge_failed = f"HTTP {http_status(exc)}"
         review.commented = already
         if not already:
-            review.comment_body = self._comment(review, problems + file_problems, verdict.lines, marker, merge_failed)
+            review.comment_body = self._comment(review, problems + file_problems, reviewed.lines, marker, merge_failed)
             try:
                 self._post_comment(review, done)
             except HfHubHTTPError as exc:  # kept: the files are not fetched again, the comment is retried alone

@@ -1,4 +1,9 @@
-"""Submission rules shared by both backends: the per-user daily limit."""
+"""Submission rules shared by both backends: the per-user daily limit, checked as a file is stored.
+
+Counted from the stored file names under the store's write lock, so two uploads at once cannot both pass.
+The board's other admission rules (duplicates, a name taken) and the daily count of pull-request files,
+which reach the store only when merged, are in leaderboard/admission.py.
+"""
 
 from __future__ import annotations
 
