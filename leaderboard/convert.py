@@ -278,7 +278,6 @@ def write(out: Path, data: bytes) -> None:
 
 def cmd_convert(args) -> None:
     from .scoring import check
-    from .settings import settings
 
     out = Path(args.out)
     try:
@@ -288,7 +287,7 @@ def cmd_convert(args) -> None:
     except ConvertError as exc:
         _fail(exc)
     if not args.no_check:
-        gold = {name: args.gold for name in TRACKS} if args.gold else settings().gold
+        gold = {name: args.gold for name in TRACKS} if args.gold else args.settings().gold
         try:
             checked = check(data, "converted.jsonl", gold)
         except (FileNotFoundError, KeyError, ValueError) as exc:

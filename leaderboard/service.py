@@ -65,9 +65,9 @@ class JudgeProgress:
 
 
 class Board:
-    def __init__(self, settings: Settings | None = None, store_settings: StoreSettings | None = None, judge=None):
-        self.settings = settings or Settings.from_env(default_judge="lexical")
-        self.store_settings = store_settings or StoreSettings.from_env()
+    def __init__(self, settings: Settings, store_settings: StoreSettings | None = None, judge=None):
+        self.settings = settings
+        self.store_settings = store_settings or settings.store  # a test's own store settings win
         # the demo submissions only on tracks scored against the demo gold they were made for
         self.store = open_store(self.store_settings, demo_tracks=demo_tracks(self.settings.gold))
         self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)
