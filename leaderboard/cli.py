@@ -11,6 +11,7 @@ same command again to resume it.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -26,15 +27,19 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 
+@functools.cache
 def _settings() -> Settings:
     """The one Settings, from the environment (read here and in app.py only); a bad value: one line, exit 2."""
     from .settings import Settings
+    from .tracks import beir_hub
 
     try:
-        return Settings.from_env(os.environ)
+        settings = Settings.from_env(os.environ)
     except ValueError as exc:
         print(f"settings: {exc}", file=sys.stderr)
         sys.exit(2)
+    beir_hub.use(settings.hub_access())  # before any gold is loaded
+    return settings
 
 
 def _read(path: str, max_bytes: int) -> bytes:
@@ -53,8 +58,9 @@ def _fail(lines: list[str]) -> None:
 
 
 def _check(args):
+    settings = args.settings()  # also where gold from the Hub is kept, with or without --gold
     data = _read(args.submission, args.max_bytes)
-    gold = {name: args.gold for name in TRACKS} if args.gold else args.settings().gold
+    gold = {name: args.gold for name in TRACKS} if args.gold else settings.gold
     try:
         checked = check(data, Path(args.submission).name, gold, args.max_bytes)
     except (FileNotFoundError, KeyError, ValueError) as exc:  # gold, not the submission, is broken

@@ -287,7 +287,8 @@ def cmd_convert(args) -> None:
     except ConvertError as exc:
         _fail(exc)
     if not args.no_check:
-        gold = {name: args.gold for name in TRACKS} if args.gold else args.settings().gold
+        settings = args.settings()  # also where gold from the Hub is kept, with or without --gold
+        gold = {name: args.gold for name in TRACKS} if args.gold else settings.gold
         try:
             checked = check(data, "converted.jsonl", gold)
         except (FileNotFoundError, KeyError, ValueError) as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 from .environment import default, default_data_dir, read, readme_table
 from .store.settings import StoreSettings
 from .tracks import TRACKS
+from .tracks.beir_hub import HubAccess
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,12 @@ class Settings:
             "max_items": self.judge_batch_max_items,
             "batch_dir": self.judge_batch_dir,
         }
+
+    def hub_access(self, store: StoreSettings | None = None) -> HubAccess:
+        """How the tracks read gold from the Hub: the store's endpoint and timeout (`store`: another store
+        section than this one's), the gold's local copies under the data folder."""
+        store = store or self.store
+        return HubAccess(endpoint=store.hf_endpoint, timeout=store.hub_timeout, data_dir=self.data_dir)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, default_judge: str = "none") -> Settings:
