@@ -11,7 +11,6 @@ same command again to resume it.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import sys
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 
-@functools.cache
 def _settings() -> Settings:
     """The one Settings, from the environment (read here and in app.py only); a bad value: one line, exit 2."""
     from .settings import Settings
