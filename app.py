@@ -22,12 +22,18 @@ if not os.environ.get("SUBMISSIONS_REPO") and not any(os.environ.get(t.gold_env)
 
 from leaderboard.scoring import gc_paused
 from leaderboard.service import Board
+from leaderboard.settings import Settings
 from leaderboard.ui import build_app, launch_kwargs
 
 GC_YOUNG_THRESHOLD = 10_000  # allocations between collections of the youngest generation, once started (start)
 
 
-def start(board: Board | None = None):
+def settings() -> Settings:
+    """The one Settings, from the environment: only here and in leaderboard/cli.py is it read."""
+    return Settings.from_env(os.environ, default_judge="lexical")
+
+
+def start(board: Board | None = None, config: Settings | None = None):
     """The board loaded and its page built: all `python app.py` does before serving (bench/bench_scale.py times it).
 
     What loading and building allocate (entries, summaries, the page's components: 100,000s of objects at
@@ -45,7 +51,7 @@ def start(board: Board | None = None):
     waits for more allocations before it is collected: kilobytes.
     """
     with gc_paused():  # one pause for both (theirs nest in it), so no collection runs between them
-        board = (board or Board()).start()
+        board = (board or Board(config or settings())).start()
         demo = build_app(board)
         gc.freeze()  # before the collector is back on: the first allocation after would start the walk
     _, *older = gc.get_threshold()
@@ -54,9 +60,10 @@ def start(board: Board | None = None):
 
 
 def main() -> None:
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    _, demo = start()
-    demo.queue(default_concurrency_limit=4).launch(**launch_kwargs())
+    config = settings()
+    logging.basicConfig(level=config.page.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    board, demo = start(config=config)
+    demo.queue(default_concurrency_limit=4).launch(**launch_kwargs(board.settings))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ placeholders: with their results cached the board never reads them, and a
 rescore would show as an "invalid" row (counted and printed: must be 0).
 
 Each run is a fresh process (`python bench/bench_scale.py --child DIR`) that
-times `import gradio`, then `import app` and `app.start()` (`Board().start()`
+times `import gradio`, then `import app` and `app.start()` (`Board(settings).start()`
 plus `build_app(board)` under one collector pause: the start-up figure, what
 `python app.py` does before `queue().launch()`, which
 gradio then spends rebuilding its app and starting the server: timed apart, once
@@ -185,7 +185,7 @@ def clicks(board, blocks, repeats: int = 5) -> tuple[dict[str, float], float]:
         port = sock.getsockname()[1]
     started = time.perf_counter()  # what app.py does after build_app, until the server listens
     blocks.queue(default_concurrency_limit=4).launch(
-        prevent_thread_lock=True, quiet=True, **{**launch_kwargs(), "server_name": "127.0.0.1", "server_port": port}
+        prevent_thread_lock=True, quiet=True, **{**launch_kwargs(board.settings), "server_name": "127.0.0.1", "server_port": port}
     )
     launch_s = time.perf_counter() - started
     try:
@@ -202,7 +202,7 @@ def clicks(board, blocks, repeats: int = 5) -> tuple[dict[str, float], float]:
             "table": lambda: client.predict(**view, api_name=table),
             "search": lambda: client.predict(**{**view, "search": deep.name}, api_name=table),
             "sort by another metric": lambda: client.predict(**{**view, "rank_by": other}, api_name=table),
-            "show more": lambda: client.predict(**{**view, "rows": 2 * views.page_rows()}, api_name=table),
+            "show more": lambda: client.predict(**{**view, "rows": 2 * views.page_rows(board)}, api_name=table),
             "compare": lambda: client.predict(track=track.name, system_a=ids[0], system_b=deep.id, api_name="/compare"),
             "detail": lambda: client.predict(entry_id=deep.id, api_name="/detail"),
         }

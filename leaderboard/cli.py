@@ -12,13 +12,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .problems import SubmissionError
 from .scoring import check, content_hash, score_checked
 from .submission import DEFAULT_MAX_BYTES, read_file
 from .tracks import TRACKS
+
+if TYPE_CHECKING:
+    from .settings import Settings
+
+
+def _settings() -> Settings:
+    """The one Settings, from the environment (read here and in app.py only); a bad value: one line, exit 2."""
+    from .settings import Settings
+    from .tracks import beir_hub
+
+    try:
+        settings = Settings.from_env(os.environ)
+    except ValueError as exc:
+        print(f"settings: {exc}", file=sys.stderr)
+        sys.exit(2)
+    beir_hub.use(settings.hub_access())  # before any gold is loaded
+    return settings
 
 
 def _read(path: str, max_bytes: int) -> bytes:
@@ -37,10 +56,9 @@ def _fail(lines: list[str]) -> None:
 
 
 def _check(args):
-    from .settings import settings
-
+    settings = args.settings()  # also where gold from the Hub is kept, with or without --gold
     data = _read(args.submission, args.max_bytes)
-    gold = {name: args.gold for name in TRACKS} if args.gold else settings().gold
+    gold = {name: args.gold for name in TRACKS} if args.gold else settings.gold
     try:
         checked = check(data, Path(args.submission).name, gold, args.max_bytes)
     except (FileNotFoundError, KeyError, ValueError) as exc:  # gold, not the submission, is broken
@@ -58,20 +76,19 @@ def cmd_validate(args) -> None:
     print(f"valid: track {checked.track_name}, {checked.records} predictions")
 
 
-def _make_judge(kind: str | None, batch: bool = False):
+def _make_judge(settings: Settings, kind: str | None, batch: bool = False):
     if kind in (None, "none"):
         if batch:
             print("judge: --batch needs a judge (--judge openai)", file=sys.stderr)
             sys.exit(2)
         return None
     from .judge import JudgeConfigError, make_judge
-    from .settings import settings
 
     if batch and kind != "openai":
         print(f"judge: --batch is for the openai judge, not {kind}", file=sys.stderr)
         sys.exit(2)
     try:
-        return make_judge(kind, **settings().judge_kwargs(), **({"mode": "batch"} if batch else {}))
+        return make_judge(kind, **{**settings.judge_kwargs(), **({"mode": "batch"} if batch else {})})
     except JudgeConfigError as exc:
         print(f"judge: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -85,9 +102,8 @@ def cmd_score(args) -> None:
         if not checked.ok:
             _fail([f"{path}: {e}" for e in checked.errors] if len(paths) > 1 else checked.errors)
         checked_files.append((data, checked))
-    from .settings import settings
-
-    judge = _make_judge(args.judge or settings().judge, args.batch)
+    settings = args.settings()
+    judge = _make_judge(settings, args.judge or settings.judge, args.batch)
     if judge is not None and args.dry_run:
         for _, checked in checked_files:
             items = checked.track.judge_items(checked.parsed, checked.gold)
@@ -186,14 +202,13 @@ def _print_result(result: dict, args, checked) -> None:
 
 def cmd_submit(args) -> None:
     """Validate locally, then open a pull request on the submissions repo with the user's own token."""
-    import os
     from datetime import UTC, datetime
 
-    from .environment import read
     from .store.model import encode_metadata, stored_metadata
     from .store.naming import extension_of, meta_path, sha256_hex, submission_path
 
-    repo = args.repo or read(os.environ, "SUBMISSIONS_REPO")
+    store = args.settings().store
+    repo = args.repo or store.submissions_repo
     if not repo:
         _fail(["submit: no submissions repo: pass --repo ORG/NAME or set SUBMISSIONS_REPO"])
     data, checked = _check(args)
@@ -210,8 +225,8 @@ def cmd_submit(args) -> None:
     from huggingface_hub import CommitOperationAdd, HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
-    token = read(os.environ, "HF_TOKEN")  # else the token `hf auth login` saved
-    api = HfApi(endpoint=read(os.environ, "HF_ENDPOINT"), token=token, library_name="open-rag-leaderboard")
+    token = store.hf_token  # else the token `hf auth login` saved
+    api = HfApi(endpoint=store.hf_endpoint, token=token, library_name="open-rag-leaderboard")
     try:
         user = api.whoami()["name"] if (token or not args.dry_run) else None
     except (HfHubHTTPError, OSError) as exc:
@@ -269,6 +284,7 @@ def cmd_demo(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # before huggingface_hub loads; an explicit choice wins
     parser = argparse.ArgumentParser(prog="python -m leaderboard", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, fn, helptext in (
@@ -338,6 +354,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(fn=cmd_demo)
     args = parser.parse_args(argv)
+    args.settings = _settings  # read when a command needs it (demo does not)
     try:
         args.fn(args)
     except Exception:  # a bug, not bad input: one line for the user, the traceback in a file to report

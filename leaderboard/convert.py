@@ -405,10 +405,10 @@ def write(out: Path, data: bytes) -> None:
 
 def cmd_convert(args) -> None:
     from .scoring import check
-    from .settings import settings
 
     out = Path(args.out)
-    gold = {name: args.gold for name in TRACKS} if args.gold else settings().gold
+    settings = args.settings()  # also where gold from the Hub is kept, with or without --gold
+    gold = {name: args.gold for name in TRACKS} if args.gold else settings.gold
     try:
         check_out(out)
         system = system_from_flags(args.name, args.field or [], args.system_json)

@@ -6,10 +6,10 @@ The settings classes (`leaderboard.settings.Settings` for scoring, judging and t
 server read themselves (LOG_LEVEL, GRADIO_SERVER_*, SPACE_ID, ...) are declared here
 too. The README's settings table is generated from these declarations:
 
-    python -m leaderboard.environment     # prints the table; tests/test_readme.py checks the README holds it
+    python -m leaderboard.settings     # prints the table; tests/test_readme.py checks the README holds it
 
-Standard library only: the store imports this without loading the tracks (the gold
-variables, one per registered track, are listed by `declared()` when asked for).
+Standard library only and nothing of the package (the bottom layer, docs/ARCHITECTURE.md): the gold
+variables, one per registered track, are listed by `declared(TRACKS)`, the registry passed in.
 """
 
 from __future__ import annotations
@@ -305,7 +305,7 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "HF_HUB_DISABLE_TELEMETRY",
-        "huggingface_hub's telemetry switch; the app and the store set it unless already set",
+        "huggingface_hub's telemetry switch; the app and the CLI set it unless already set",
         shown="`1` (telemetry off)",
     ),
     Variable(
@@ -327,11 +327,10 @@ def gold_variable(track_name: str, env_name: str | None = None, meaning: str | N
     )
 
 
-def declared() -> tuple[Variable, ...]:
-    """Every variable: the fixed ones and one gold variable per registered track."""
-    from .tracks import TRACKS  # lazily: the store reads its settings without loading the tracks
-
-    gold = tuple(gold_variable(name, track.gold_env, getattr(track, "gold_help", None)) for name, track in TRACKS.items())
+def declared(tracks: Mapping[str, Any] | None = None) -> tuple[Variable, ...]:
+    """Every variable: the fixed ones and one gold variable per track of `tracks` (the registry, passed in: the
+    tracks import the package's lower layers, this module imports none of it)."""
+    gold = tuple(gold_variable(name, track.gold_env, getattr(track, "gold_help", None)) for name, track in (tracks or {}).items())
     at = next(i for i, v in enumerate(VARIABLES) if v.name == "JUDGE")  # the scoring variables start there
     return VARIABLES[:at] + gold + VARIABLES[at:]
 
@@ -346,12 +345,8 @@ def default(name: str) -> Any:
     return _BY_NAME[name].read({})
 
 
-def readme_table() -> str:
-    """The README's settings table, one row per declared variable."""
+def readme_table(tracks: Mapping[str, Any]) -> str:
+    """The README's settings table, one row per declared variable (`python -m leaderboard.settings` prints it)."""
     rows = ["| variable | default | meaning |", "|---|---|---|"]
-    rows += [f"| `{v.name}` | {v.shown_default} | {v.meaning} |" for v in declared()]
+    rows += [f"| `{v.name}` | {v.shown_default} | {v.meaning} |" for v in declared(tracks)]
     return "\n".join(rows)
-
-
-if __name__ == "__main__":
-    print(readme_table())

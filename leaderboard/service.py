@@ -31,7 +31,7 @@ from .scoring import NO_JUDGE, Rescorer, check, gc_paused
 from .settings import Settings
 from .store import Refresher, StoreError, StoreSettings, SubmitStatus, open_store, submit_checked
 from .submission import parse_envelope, read_file, with_system
-from .tracks import TRACKS
+from .tracks import TRACKS, beir_hub
 
 log = logging.getLogger(__name__)
 _STAMP = re.compile(r"(\d{8}T\d{6}Z)")
@@ -43,9 +43,10 @@ _REJECTED = ("invalid", "duplicate")
 
 
 class Board:
-    def __init__(self, settings: Settings | None = None, store_settings: StoreSettings | None = None, judge=None):
-        self.settings = settings or Settings.from_env(default_judge="lexical")
-        self.store_settings = store_settings or StoreSettings.from_env()
+    def __init__(self, settings: Settings, store_settings: StoreSettings | None = None, judge=None):
+        self.settings = settings
+        self.store_settings = store_settings or settings.store  # a test's own store settings win
+        beir_hub.use(settings.hub_access(self.store_settings))  # before any gold is loaded
         # the demo submissions only on tracks scored against the demo gold they were made for
         self.store = open_store(self.store_settings, demo_tracks=demo_tracks(self.settings.gold))
         self.rescorer = Rescorer(self.settings.results_dir, self.settings.gold)

@@ -13,14 +13,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from functools import cached_property
 
 import numpy as np
 
 from .metrics import BootstrapPlan
 
-if TYPE_CHECKING:  # the tracks import this module: a runtime import would be circular
-    from .tracks.base import UnitIndex
+
+@dataclass
+class UnitIndex:
+    """The canonical order of a metric's gold units; per-unit arrays align with it."""
+
+    ids: list[str]
+    clusters: list  # resampled together (futurepedia: the record id)
+    strata: list[str]  # resampled separately, then averaged (vdr: the dataset)
+
+    @cached_property
+    def codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(stratum, cluster) code per unit, numbered in order of first appearance: the bootstrap's order."""
+        return first_appearance_codes(self.strata), first_appearance_codes(self.clusters)
+
+
+def first_appearance_codes(labels) -> np.ndarray:
+    pos: dict = {}
+    return np.fromiter((pos.setdefault(x, len(pos)) for x in labels), dtype=np.int64, count=len(labels))
 
 
 @dataclass

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from leaderboard.service import Board
-from leaderboard.settings import Settings
+from leaderboard.settings import PageSettings, Settings
 from leaderboard.store import StoreSettings
 from leaderboard.store.naming import sha256_hex, submission_path
 
@@ -81,16 +81,20 @@ def _keep_results(data_dir: Path, judge: str) -> None:
 
 @contextlib.contextmanager
 def running_app(
-    data_dir: Path, judge: str = "lexical", store_settings: StoreSettings | None = None, status_poll_seconds: float = 5.0
+    data_dir: Path,
+    judge: str = "lexical",
+    store_settings: StoreSettings | None = None,
+    status_poll_seconds: float = 5.0,
+    page: PageSettings | None = None,
 ):
     """`store_settings`: another store (a fake Hub) instead of the local folder; the app then opens at once,
-    before its first pull, as a deployed one does."""
+    before its first pull, as a deployed one does. `page`: the page's settings (page size, upload bounds)."""
     from leaderboard.ui import build_app, launch_kwargs
 
     data_dir = Path(data_dir)
     _seed_results(data_dir, judge)
     board = Board(
-        Settings(data_dir=data_dir, judge=judge, status_poll_seconds=status_poll_seconds),
+        Settings(data_dir=data_dir, judge=judge, status_poll_seconds=status_poll_seconds, page=page or PageSettings()),
         store_settings or StoreSettings(data_dir=data_dir),
     )
     board.start(background=True)
@@ -101,7 +105,7 @@ def running_app(
             _keep_results(data_dir, judge)
         blocks = build_app(board)
         port = free_port()
-        kwargs = {**launch_kwargs(), "server_name": "127.0.0.1", "server_port": port}
+        kwargs = {**launch_kwargs(board.settings), "server_name": "127.0.0.1", "server_port": port}
         blocks.queue(default_concurrency_limit=4).launch(prevent_thread_lock=True, quiet=True, **kwargs)
         yield App(f"http://127.0.0.1:{port}/", board, data_dir, blocks)
     finally:

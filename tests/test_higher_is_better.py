@@ -6,7 +6,8 @@ import numpy as np
 
 from leaderboard.compare import compare_metric
 from leaderboard.ranking import Entry, rank_upper_bound, table
-from leaderboard.tracks.base import Metric, SystemField, Track, UnitIndex
+from leaderboard.summarise import UnitIndex
+from leaderboard.tracks.base import Metric, SystemField, Track
 from leaderboard.ui import figures
 
 

@@ -27,6 +27,7 @@ from leaderboard.judge import (
 from leaderboard.judge.batch import _bounded_lines, custom_id
 from leaderboard.judge_queue import JudgeProgress
 from leaderboard.scoring import score_bytes
+from leaderboard.settings import Settings
 from leaderboard.ui.html import status_html
 
 from openaifake import FakeOpenAI
@@ -55,7 +56,7 @@ def fake():
         yield f
 
 
-def judge_for(fake: FakeOpenAI, cache: Path, mode: str = "batch", **kw):
+def judge_for(fake: FakeOpenAI, cache: Path, mode: str = "batch", batch_dir: Path | None = None, **kw):
     judge = make_judge(
         "openai",
         cache_dir=cache,
@@ -67,6 +68,7 @@ def judge_for(fake: FakeOpenAI, cache: Path, mode: str = "batch", **kw):
         timeout=5.0,
         mode=mode,
         poll_seconds=0.01,
+        batch_dir=batch_dir,
     )
     for key, value in kw.items():
         setattr(judge, key, value)
@@ -299,16 +301,25 @@ def test_a_refusing_service_is_a_batch_error_and_an_unreachable_one_leaves_the_b
     assert out["energy-0000"].failure is None and list(fake.batches)[0] == "batch_fake1"
 
 
-def test_mode_from_the_environment(fake, tmp_path, monkeypatch):
-    monkeypatch.setenv("JUDGE_MODE", "batch")
-    monkeypatch.setenv("JUDGE_BATCH_POLL_SECONDS", "0.5")
-    judge = make_judge("openai", cache_dir=tmp_path, model="m", base_url=fake.base_url, api_key="k")
-    assert isinstance(judge, BatchJudge) and judge.poll_seconds == 0.5 and "batch mode" in judge.description
-    monkeypatch.setenv("JUDGE_MODE", "live")
-    assert type(make_judge("openai", cache_dir=tmp_path, model="m", base_url=fake.base_url, api_key="k")) is LLMJudge
-    monkeypatch.setenv("JUDGE_MODE", "later")
-    with pytest.raises(JudgeConfigError, match="JUDGE_MODE must be live or batch"):
-        make_judge("openai", cache_dir=tmp_path, model="m", base_url=fake.base_url, api_key="k")
+def test_mode_from_the_settings(fake, tmp_path):
+    def judge(env: dict[str, str]):
+        base = {
+            "JUDGE_MODEL": "m",
+            "OPENAI_BASE_URL": fake.base_url,
+            "OPENAI_API_KEY": "k",
+            "LEADERBOARD_DATA_DIR": str(tmp_path),
+        }
+        return make_judge("openai", **Settings.from_env({**base, **env}).judge_kwargs())
+
+    batch = judge({"JUDGE_MODE": "batch", "JUDGE_BATCH_POLL_SECONDS": "0.5", "JUDGE_BATCH_MAX_ITEMS": "7"})
+    assert isinstance(batch, BatchJudge) and batch.poll_seconds == 0.5 and "batch mode" in batch.description
+    assert batch.max_items == 7
+    assert type(judge({"JUDGE_MODE": "live"})) is LLMJudge
+    assert type(judge({})) is LLMJudge  # live unless asked
+    with pytest.raises(ValueError, match="JUDGE_MODE must be live or batch"):
+        judge({"JUDGE_MODE": "later"})
+    with pytest.raises(JudgeConfigError, match="unknown judge mode"):
+        make_judge("openai", cache_dir=tmp_path, model="m", base_url=fake.base_url, api_key="k", mode="later")
 
 
 def test_progress_reports_the_batch_and_its_lines(fake, tmp_path):
@@ -426,10 +437,9 @@ def run_batch_like_vllm(folder: Path, model: FakeOpenAI) -> int:
 def test_a_batch_folder_for_vllm_run_batch_gives_the_live_verdicts(fake, tmp_path, monkeypatch):
     its = items()
     folder = tmp_path / "batches"
-    monkeypatch.setenv("JUDGE_BATCH_DIR", str(folder))
     rounds = 0
     while True:  # the CLI's way: exit while a batch runs, run the batch, run again to resume
-        judge = judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0)
+        judge = judge_for(fake, tmp_path / "batch", batch_dir=folder, max_wait_seconds=0.0)
         try:
             out = judge.judge_many(its)
             break
@@ -442,23 +452,28 @@ def test_a_batch_folder_for_vllm_run_batch_gives_the_live_verdicts(fake, tmp_pat
     # a state naming a batch that is not a plain name is refused, never followed outside the folder
     other = [JudgeItem("energy-0100", Q, GOLD, EVIDENCE, "Output doubled by 2020.")]
     with pytest.raises(BatchPending):
-        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0).judge_many(other)
+        judge_for(fake, tmp_path / "batch", batch_dir=folder, max_wait_seconds=0.0).judge_many(other)
     (state,) = (tmp_path / "batch").rglob("batches/*.json")
     record = json.loads(state.read_text())
     record["pending"]["batch_id"] = "../../etc/passwd"
     state.write_text(json.dumps(record))
     with pytest.raises(BatchError, match="not a batch id"):
-        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0).judge_many(other)
+        judge_for(fake, tmp_path / "batch", batch_dir=folder, max_wait_seconds=0.0).judge_many(other)
 
 
-def judged_board(tmp_path: Path, fake: FakeOpenAI, monkeypatch, mode: str):
+def judged_board(tmp_path: Path, fake: FakeOpenAI, monkeypatch, mode: str, max_items: int | None = None):
     from leaderboard.service import Board
-    from leaderboard.settings import Settings
     from leaderboard.store import StoreSettings
 
-    monkeypatch.setenv("JUDGE_MODE", mode)
-    monkeypatch.setenv("JUDGE_BATCH_POLL_SECONDS", "0.01")
-    settings = Settings(data_dir=tmp_path, judge="openai", judge_model="fake-judge", openai_base_url=fake.base_url)
+    settings = Settings(
+        data_dir=tmp_path,
+        judge="openai",
+        judge_model="fake-judge",
+        openai_base_url=fake.base_url,
+        judge_mode=mode,
+        judge_batch_poll_seconds=0.01,
+        **({"judge_batch_max_items": max_items} if max_items else {}),
+    )
     return Board(settings, StoreSettings(data_dir=tmp_path)).start(background=False)
 
 
@@ -665,8 +680,7 @@ def test_a_restart_mid_run_polls_the_same_batch_whatever_else_is_queued(fake, tm
 
 
 def test_a_board_run_is_bounded_by_max_items(fake, tmp_path, monkeypatch):
-    monkeypatch.setenv("JUDGE_BATCH_MAX_ITEMS", "100")  # one demo submission (96 answers) per run
-    board = judged_board(tmp_path, fake, monkeypatch, "batch")
+    board = judged_board(tmp_path, fake, monkeypatch, "batch", max_items=100)  # one demo submission (96 answers) a run
     waiting = [e for e in board.entries("unidoc") if e.judging]
     assert board.judge.max_items == 100
     run_worker(board)  # the first run; the others wait in the queue for theirs
@@ -839,14 +853,13 @@ def test_a_service_refusing_to_list_batches_still_judges_with_one_warning(fake, 
 def test_a_batch_folder_needs_no_listing_its_batch_ids_are_its_contents(fake, tmp_path, monkeypatch, caplog):
     its = items()
     folder = tmp_path / "batches"
-    monkeypatch.setenv("JUDGE_BATCH_DIR", str(folder))
-    first = judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0)
+    first = judge_for(fake, tmp_path / "batch", batch_dir=folder, max_wait_seconds=0.0)
     crash_create(monkeypatch, first, "after")  # the gold batch written, the process killed before the state names it
     with pytest.raises(Crash):
         first.judge_many(its)
     (made,) = folder.glob("*.input.jsonl")
     with caplog.at_level(logging.WARNING, logger="leaderboard.judge.batch"), pytest.raises(BatchPending) as err:
-        judge_for(fake, tmp_path / "batch", max_wait_seconds=0.0).judge_many(its)
+        judge_for(fake, tmp_path / "batch", batch_dir=folder, max_wait_seconds=0.0).judge_many(its)
     # nothing listed, so made again: the same bytes, the same batch, not a second one
     assert list(folder.glob("*.input.jsonl")) == [made] and made.name == f"{err.value.batch_id}.input.jsonl"
     assert "cannot list batches" not in caplog.text

@@ -285,17 +285,17 @@ def test_json_object_mode_for_servers_without_json_schema(fake, tmp_path):
     assert v.failure is None and fake.requests[0]["response_format"] == {"type": "json_object"}
 
 
-def test_configuration_from_environment(fake, tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "env-key")
-    monkeypatch.setenv("JUDGE_MODEL", "env-model")
-    judge = make_judge("openai", cache_dir=tmp_path, backoff_base=0.001)
+def test_configuration_from_environment(fake, tmp_path):
+    from leaderboard.settings import Settings
+
+    env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "env-key", "JUDGE_MODEL": "env-model"}
+    judge = make_judge("openai", **{**Settings.from_env(env).judge_kwargs(), "cache_dir": tmp_path}, backoff_base=0.001)
     v = judge.judge_many([item()])["energy-0001"]
     assert v.judge == "openai:env-model" and fake.requests[0]["model"] == "env-model"
 
 
 def test_configuration_errors(tmp_path, monkeypatch):
-    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "JUDGE_MODEL"):
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):  # the openai client would read them: nothing to find
         monkeypatch.delenv(var, raising=False)
     with pytest.raises(JudgeConfigError, match="JUDGE_MODEL"):
         make_judge("openai", cache_dir=tmp_path)

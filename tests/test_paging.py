@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from gradio_client import Client
 
+from leaderboard.settings import PageSettings
 from leaderboard.tracks import TRACKS
 from leaderboard.ui import views
 from leaderboard.ui.tabs import CompareTab, SystemTab, TrackTab
@@ -34,13 +35,12 @@ TRACK = "unidoc"  # a track with reported rows (published figures) among its res
 @contextlib.contextmanager
 def paging_app(root: Path, systems: int = 300):
     """The demo board plus `systems` generated ones, served, with a page of PAGE systems."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TABLE_PAGE_ROWS", str(PAGE))
-        with running_app(root / "demo") as demo:
-            templates = bench_scale.templates_of(demo.board, demo.data_dir)
-        bench_scale.generate(root / "big", systems, templates)
-        with running_app(root / "big") as big:
-            yield big
+    page = PageSettings(table_page_rows=PAGE)
+    with running_app(root / "demo", page=page) as demo:
+        templates = bench_scale.templates_of(demo.board, demo.data_dir)
+    bench_scale.generate(root / "big", systems, templates)
+    with running_app(root / "big", page=page) as big:
+        yield big
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +125,8 @@ def test_rows_from_a_caller_are_bounded(client, app):
     assert len(one[~one["reported"]]) == 1
     every, _, label = table(client, rows=10**9)
     assert len(every[~every["reported"]]) == len(board_systems(app)) and "showing" not in label
-    assert views.rows_wanted("many") == PAGE and views.rows_wanted(10**9) == views.MAX_TABLE_ROWS
+    assert views.page_rows(app.board) == PAGE
+    assert views.rows_wanted("many", PAGE) == PAGE and views.rows_wanted(10**9, PAGE) == views.MAX_TABLE_ROWS
 
 
 def test_search_finds_a_system_far_beyond_the_first_page(client, app):

@@ -78,14 +78,14 @@ def test_the_scan_finds_reads_of_every_kind():
 
 def test_every_variable_the_code_reads_is_declared_and_every_declared_one_is_read():
     read = read_variables()
-    names = {v.name for v in declared()}
+    names = {v.name for v in declared(TRACKS)}
     assert not sorted(read - names), f"declare these in leaderboard/environment.py: {sorted(read - names)}"
     assert not sorted(names - read), f"declared but read nowhere (stale?): {sorted(names - read)}"
 
 
 def test_every_declared_variable_is_in_the_readme_with_its_default_and_every_row_is_declared():
     rows = readme_rows()
-    variables = {v.name: v for v in declared()}
+    variables = {v.name: v for v in declared(TRACKS)}
     assert not sorted(set(variables) - set(rows)), f"missing from the README table: {sorted(set(variables) - set(rows))}"
     assert not sorted(set(rows) - set(variables)), f"README rows nothing declares: {sorted(set(rows) - set(variables))}"
     wrong = {name: (rows[name][0], v.shown_default) for name, v in variables.items() if rows[name][0] != v.shown_default}
@@ -93,9 +93,9 @@ def test_every_declared_variable_is_in_the_readme_with_its_default_and_every_row
 
 
 def test_the_readme_table_is_the_generated_one():
-    # Meanings and order too: regenerate with `python -m leaderboard.environment` after changing a declaration.
+    # Meanings and order too: regenerate with `python -m leaderboard.settings` after changing a declaration.
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert readme_table() in readme
+    assert readme_table(TRACKS) in readme
 
 
 def test_declared_defaults_are_the_settings_defaults():

@@ -48,8 +48,6 @@ def shown(board: Board) -> dict[str, tuple]:
 @pytest.fixture
 def published(fake_hub, tmp_path, monkeypatch):  # noqa: F811
     """The Hub, a judge server, a board factory, and board A's judged and published results."""
-    monkeypatch.setenv("JUDGE_MODE", "live")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     fake_hub.create_repo("org/subs", repo_type="dataset")
     fake_hub.create_repo("org/results", repo_type="dataset")
     files = {f"submissions/unidoc/demo/{p.name}": p.read_bytes() for p in UNIDOC}
@@ -57,7 +55,7 @@ def published(fake_hub, tmp_path, monkeypatch):  # noqa: F811
     fake_hub.commit("org/subs", files)
     with FakeOpenAI() as judge_server:
 
-        def board(data_dir: Path, drain: bool = True) -> Board:
+        def board(data_dir: Path, drain: bool = True, mode: str = "live") -> Board:
             store = StoreSettings(
                 submissions_repo="org/subs",
                 results_repo="org/results",
@@ -67,7 +65,13 @@ def published(fake_hub, tmp_path, monkeypatch):  # noqa: F811
                 hub_timeout=5,
             )
             settings = Settings(
-                data_dir=data_dir, judge="openai", judge_model="fake-judge", openai_base_url=judge_server.base_url
+                data_dir=data_dir,
+                judge="openai",
+                judge_model="fake-judge",
+                openai_base_url=judge_server.base_url,
+                openai_api_key="sk-test",
+                judge_mode=mode,
+                judge_batch_poll_seconds=0.01,
             )
             b = Board(settings, store).start(background=False)
             if drain:
@@ -239,11 +243,9 @@ def test_in_batch_mode_a_partial_record_sends_only_its_missing_answer(published,
     doc = json.loads(hub.files("org/results")[path])
     doc["verdicts"].pop()
     hub.commit("org/results", {path: json.dumps(doc).encode()})
-    monkeypatch.setenv("JUDGE_MODE", "batch")
-    monkeypatch.setenv("JUDGE_BATCH_POLL_SECONDS", "0.01")
     lines = len(judge_server.batch_bodies)
 
-    fresh = board(tmp_path / "b")  # the judge's queue drained: one batch run for what the records lack
+    fresh = board(tmp_path / "b", mode="batch")  # the judge's queue drained: one batch run for what the records lack
     assert shown(fresh) == before
     sent = judge_server.batch_bodies[lines:]
     assert 1 <= len(sent) <= 3  # the missing answer's two calls, and its question's gold facts

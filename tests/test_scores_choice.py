@@ -253,7 +253,7 @@ def test_permalink_holds_the_choice_and_restores_it(app, toy):
         *([] for _ in tab.filter_fields),
         views.default_columns(toy),
         True,
-        views.page_rows(),
+        views.page_rows(app.board),
     ]
     table, query, *_ = tab.render("toyqa", *controls, "official")
     assert "protocol=official" in query and "scores: official script" in table["label"]
@@ -269,7 +269,7 @@ def test_permalink_holds_the_choice_and_restores_it(app, toy):
 def test_charts_follow_the_choice(app, toy):
     with gr.Blocks():
         tab = TrackTab(app.board, toy, on_screen=False)
-    rest = [*([] for _ in tab.filter_fields), views.default_columns(toy), True, views.page_rows()]
+    rest = [*([] for _ in tab.filter_fields), views.default_columns(toy), True, views.page_rows(app.board)]
     board = tab.chart(0, "exact", None, "exact", views.ALL, "", *rest)
     official = tab.chart(0, "exact", None, "exact", views.ALL, "", *rest, "official")
     bars = {b.name: list(b.y) for b in official.data}

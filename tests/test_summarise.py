@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from leaderboard.metrics import BootstrapPlan
-from leaderboard.summarise import summarise
-from leaderboard.tracks.base import UnitIndex
+from leaderboard.summarise import UnitIndex, summarise
 
 
 def test_unequal_clusters_inside_strata_resample_whole_clusters():

@@ -25,9 +25,12 @@ from hubfake import fake_hub  # noqa: F401 (fixture)
 ROOT = Path(__file__).resolve().parents[1]
 REPO = "Salesforce/UniDoc-Bench"
 SCRIPT = r"""
-import json, sys
+import json, os, sys
 from leaderboard.gold import gold_label
 from leaderboard.tracks import TRACKS
+from leaderboard.settings import Settings
+from leaderboard.tracks import beir_hub
+beir_hub.use(Settings.from_env(os.environ).hub_access())  # as the board and the CLI do
 track, out = TRACKS["unidoc"], []
 for source in json.loads(sys.argv[1]):
     try:

@@ -22,6 +22,7 @@ import pytest
 from gradio_client import Client, handle_file
 
 from leaderboard import demo
+from leaderboard.settings import PageSettings
 from leaderboard.ui.upload_guard import client_address, client_key
 from leaderboard.ui.upload_ledger import ANONYMOUS_SHARE, MIB, UploadLedger, UploadLimits
 
@@ -47,12 +48,14 @@ def folder_usage(folder: Path) -> tuple[int, int]:
 def app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("gradio-uploads")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GRADIO_TEMP_DIR", str(folder))
-        mp.setenv("UPLOAD_CLAIM_SECONDS", str(CLAIM_SECONDS))
-        mp.setenv("UPLOAD_CLIENT_MIB", str(CLIENT_MIB))
-        mp.setenv("UPLOAD_CLIENT_FILES", str(CLIENT_FILES))
-        mp.setenv("UPLOAD_FOLDER_MIB", str(FOLDER_MIB))
-        with running_app(tmp_path_factory.mktemp("board")) as running:
+        mp.setenv("GRADIO_TEMP_DIR", str(folder))  # Gradio's own variable, read by Gradio
+        page = PageSettings(
+            upload_claim_seconds=CLAIM_SECONDS,
+            upload_client_mib=CLIENT_MIB,
+            upload_client_files=CLIENT_FILES,
+            upload_folder_mib=FOLDER_MIB,
+        )
+        with running_app(tmp_path_factory.mktemp("board"), page=page) as running:
             running.folder = folder
             yield running
 

@@ -28,8 +28,11 @@ ALPHA = [(1, 10, 1), (1, 11, 2), (2, 12, 1), (3, 13, 0), (4, 10, 1), (4, 14, 0)]
 ALPHA_LATER = [(1, 10, 1), (2, 12, 2), (5, 15, 1)]  # a later commit of the same repo
 BETA = [("q-a", "p1", 1), ("q-b", "p2", 2), ("q-b", "p3", 1)]  # string ids
 SCRIPT = r"""
-import json, sys
+import json, os, sys
 from leaderboard.tracks import TRACKS
+from leaderboard.settings import Settings
+from leaderboard.tracks import beir_hub
+beir_hub.use(Settings.from_env(os.environ).hub_access())  # as the board and the CLI do
 out = []
 for source in json.loads(sys.argv[1]):
     try:

@@ -14,7 +14,7 @@ import numpy as np
 
 from leaderboard.judge import JudgeItem
 from leaderboard.metrics.judged import completeness
-from leaderboard.summarise import summarise
+from leaderboard.summarise import UnitIndex, summarise
 from leaderboard.text import normalize_text
 from leaderboard.tracks.base import (
     Axis,
@@ -25,7 +25,6 @@ from leaderboard.tracks.base import (
     Scores,
     SystemField,
     Track,
-    UnitIndex,
     canonical_json,
     category_codes,
     fingerprint_of,

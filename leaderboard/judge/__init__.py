@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 
+from ..environment import default
 from .base import BatchError, BatchPending, Judge, JudgeConfigError, Progress
 from .lexical import LexicalJudge
 from .progress import TqdmProgress
@@ -75,37 +76,30 @@ def make_judge(
     temperature: float | None = 0.0,
     max_completion_tokens: int | None = None,
     max_response_chars: int = 32_000,
-    mode: str | None = None,
-    poll_seconds: float | None = None,
+    mode: str = "live",
+    poll_seconds: float = default("JUDGE_BATCH_POLL_SECONDS"),
+    max_items: int = default("JUDGE_BATCH_MAX_ITEMS"),
     batch_dir: str | os.PathLike[str] | None = None,
 ) -> Judge:
     """Build a judge.
 
-    kind "openai": any OpenAI-compatible chat-completions server. model / base_url /
-    api_key default to JUDGE_MODEL / OPENAI_BASE_URL / OPENAI_API_KEY. Verdicts and
+    kind "openai": any OpenAI-compatible chat-completions server (model, base_url, api_key: the
+    Settings' JUDGE_MODEL / OPENAI_BASE_URL / OPENAI_API_KEY, `Settings.judge_kwargs()`). Verdicts and
     gold facts are cached under cache_dir (required). `response_format="json_object"`
     for servers without json_schema support; `temperature=None` for models that
     reject it.
-    mode "batch" (default: JUDGE_MODE, else "live"): the openai judge's calls go through
-    the server's Files + Batches API (BatchJudge: same verdicts and cache), polled
-    every poll_seconds (default: JUDGE_BATCH_POLL_SECONDS); with batch_dir (default:
-    JUDGE_BATCH_DIR) batches are files in that folder, for `vllm run-batch`.
+    mode "batch" (JUDGE_MODE): the openai judge's calls go through the server's Files +
+    Batches API (BatchJudge: same verdicts and cache, at most max_items answers a run), polled
+    every poll_seconds; with batch_dir (JUDGE_BATCH_DIR) batches are files in that folder,
+    for `vllm run-batch`.
     kind "lexical": offline approximation, ignores every other argument.
     """
     if kind == "lexical":
         return LexicalJudge()
     if kind != "openai":
         raise JudgeConfigError(f"unknown judge {kind!r}: use 'openai' or 'lexical'")
-    from .batch import batch_settings
-
-    try:
-        from_env = batch_settings()
-    except ValueError as exc:
-        raise JudgeConfigError(str(exc)) from None
-    mode = mode or from_env["mode"]
     if mode not in ("live", "batch"):
         raise JudgeConfigError(f"unknown judge mode {mode!r}: use 'live' or 'batch'")
-    model = model or os.environ.get("JUDGE_MODEL") or None
     if not model:
         raise JudgeConfigError("the openai judge needs a model: set JUDGE_MODEL")
     if cache_dir is None:
@@ -133,13 +127,12 @@ def make_judge(
         from .batch import BatchJudge
         from .batchdir import BatchDir
 
-        batch_dir = batch_dir or from_env["batch_dir"]
         return BatchJudge(
             chat,
             os.fspath(cache_dir),
             max_response_chars=max_response_chars,
-            poll_seconds=poll_seconds or from_env["poll_seconds"],
-            max_items=from_env["max_items"],
+            poll_seconds=poll_seconds,
+            max_items=max_items,
             transport=BatchDir(batch_dir) if batch_dir else None,
         )
     return LLMJudge(chat, os.fspath(cache_dir), concurrency=concurrency, max_response_chars=max_response_chars)

@@ -47,7 +47,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -940,16 +939,3 @@ def _describe(rec: dict[str, Any], status: Any) -> str:
     body = response.get("body") if isinstance(response.get("body"), dict) else {}
     message = body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else None
     return f"HTTP {status}" + (f": {str(message)[:200]}" if message else "")
-
-
-def batch_settings(env: dict[str, str] | os._Environ[str] | None = None) -> dict[str, Any]:
-    """JUDGE_MODE, JUDGE_BATCH_POLL_SECONDS, JUDGE_BATCH_MAX_ITEMS and JUDGE_BATCH_DIR, parsed (leaderboard.environment)."""
-    from ..environment import read
-
-    env = os.environ if env is None else env
-    return {
-        "mode": read(env, "JUDGE_MODE"),
-        "poll_seconds": read(env, "JUDGE_BATCH_POLL_SECONDS"),
-        "batch_dir": read(env, "JUDGE_BATCH_DIR"),
-        "max_items": read(env, "JUDGE_BATCH_MAX_ITEMS"),
-    }

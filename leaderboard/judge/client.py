@@ -11,7 +11,6 @@ instead of hammering, or waiting on, a server that will not answer.
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
@@ -64,8 +63,7 @@ def _retry_after(err: openai.APIStatusError) -> float | None:
 
 
 def build_openai_client(base_url: str | None, api_key: str | None, timeout: float) -> openai.OpenAI:
-    base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-    api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    base_url, api_key = base_url or None, api_key or None
     if api_key is None:
         if base_url is None:
             raise JudgeConfigError("the openai judge needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")

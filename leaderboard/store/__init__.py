@@ -1,7 +1,7 @@
 """Where submissions live: a Hugging Face dataset repo (HubStore) or a local folder (LocalStore).
 
     from leaderboard.store import open_store, Refresher
-    store = open_store()                 # settings from the environment; local folder by default
+    store = open_store(settings.store)   # the Settings' store section; local folder by default
     refresher = Refresher(store, interval=300, on_snapshot=rescore_changed).start()
 
 See naming.py for the repo layout, settings.py for the store's settings (every environment
@@ -11,12 +11,7 @@ HubStore is imported lazily so the local default does not load huggingface_hub.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
-
-# Before huggingface_hub can be imported through the store (hub.py loads it lazily):
-# no telemetry from a leaderboard server. setdefault: an explicit choice wins.
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 from .base import Store
 from .errors import (
@@ -68,12 +63,11 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def open_store(settings: StoreSettings | None = None, demo_tracks=None) -> Store:
+def open_store(settings: StoreSettings, demo_tracks=None) -> Store:
     """The store the settings ask for: HubStore when SUBMISSIONS_REPO is set, else LocalStore.
 
     `demo_tracks`: the tracks whose bundled demo submissions a LocalStore lists (None: all).
     """
-    settings = settings or StoreSettings.from_env()
     if settings.backend == "hub":
         from .hub import HubStore
 

@@ -1,11 +1,11 @@
-"""The store's settings, read from the environment (every variable is declared in leaderboard/environment.py).
+"""The store's settings: the store section of `leaderboard.settings.Settings` (every variable is declared in
+leaderboard/environment.py; the entry points read them).
 
 With no variable set the store is the local folder (no account, no network).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,8 +54,7 @@ class StoreSettings:
         return self.data_dir / "results"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> StoreSettings:
-        env = os.environ if env is None else env
+    def from_env(cls, env: Mapping[str, str]) -> StoreSettings:
         return cls(
             submissions_repo=read(env, "SUBMISSIONS_REPO"),
             results_repo=read(env, "RESULTS_REPO"),

@@ -1,5 +1,5 @@
 """What a track declares once (metrics, breakdown axes, charts, system fields) and what it must do:
-read its gold, validate a submission, score it, and say how its units are resampled (`UnitIndex`).
+read its gold, validate a submission, score it, and say how its units are resampled (a `summarise.UnitIndex`).
 
 The UI, the CLI and the rescoring pipeline build their tables, charts, checks and
 the About tab from these declarations.
@@ -21,6 +21,7 @@ import numpy as np
 
 from ..problems import Problems
 from ..submission import Envelope, Limits
+from ..summarise import UnitIndex
 from ..text import normalize_text, text_problem
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -164,25 +165,6 @@ class Scores:
     # where the system gave nothing usable (missing, or a judge failure).
     units: dict[str, np.ndarray]
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class UnitIndex:
-    """The canonical order of a metric's gold units; per-unit arrays align with it."""
-
-    ids: list[str]
-    clusters: list  # resampled together (futurepedia: the record id)
-    strata: list[str]  # resampled separately, then averaged (vdr: the dataset)
-
-    @cached_property
-    def codes(self) -> tuple[np.ndarray, np.ndarray]:
-        """(stratum, cluster) code per unit, numbered in order of first appearance: the bootstrap's order."""
-        return first_appearance_codes(self.strata), first_appearance_codes(self.clusters)
-
-
-def first_appearance_codes(labels) -> np.ndarray:
-    pos: dict = {}
-    return np.fromiter((pos.setdefault(x, len(pos)) for x in labels), dtype=np.int64, count=len(labels))
 
 
 @dataclass

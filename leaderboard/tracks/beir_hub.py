@@ -7,7 +7,7 @@ configs `qrels`, `queries` and `corpus`, split `test`. Only `qrels` is read, wit
 gigabytes) and the queries are never downloaded. Integer ids become their decimal strings.
 
 Each repo is fetched once: its qrels are kept as JSON under
-`<LEADERBOARD_DATA_DIR>/gold-hub/` by the commit they were read at, so a revision pinned to a
+`<LEADERBOARD_DATA_DIR>/gold-hub/` (`HubAccess`, handed over by the board or the CLI) by the commit they were read at, so a revision pinned to a
 commit loads with no network at all, and an unpinned one costs one API call (which commit is
 current) before the local copy is used. `datasets` keeps its own cache under HF_HOME too.
 Every failure is a `HubGoldError` naming the dataset: never a traceback.
@@ -21,10 +21,10 @@ import math
 import os
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..environment import REPO_ROOT, read
+from ..environment import REPO_ROOT, default, default_data_dir
 
 SUITES_DIR = REPO_ROOT / "assets" / "suites"
 BEIR_SUFFIX = "_beir"
@@ -39,6 +39,33 @@ _CACHE_VERSION = 1
 
 class HubGoldError(ValueError):
     """Gold that cannot be read from the Hub: the message names the dataset and what went wrong."""
+
+
+@dataclass(frozen=True)
+class HubAccess:
+    """How gold is read from the Hub: the Settings' HF_ENDPOINT, HUB_TIMEOUT_SECONDS and data folder."""
+
+    endpoint: str | None = None  # None: huggingface_hub's own (its HF_ENDPOINT, read when it is imported)
+    timeout: float = default("HUB_TIMEOUT_SECONDS")
+    data_dir: Path = field(default_factory=default_data_dir)
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.data_dir / "gold-hub"
+
+
+# Gold is loaded once per process and source (the tracks' caches), so how it is fetched is the process's too:
+# set by whoever holds the Settings (the board, the CLI) before gold is loaded.
+_access = HubAccess()
+
+
+def use(access: HubAccess) -> None:
+    global _access
+    _access = access
+
+
+def access() -> HubAccess:
+    return _access
 
 
 @dataclass(frozen=True)
@@ -180,9 +207,7 @@ def _current_commit(dataset: HubDataset) -> str | None:
     from huggingface_hub.errors import OfflineModeIsEnabled, RepositoryNotFoundError, RevisionNotFoundError
 
     try:
-        info = HfApi(endpoint=read(os.environ, "HF_ENDPOINT")).dataset_info(
-            dataset.repo_id, revision=dataset.revision, timeout=read(os.environ, "HUB_TIMEOUT_SECONDS")
-        )
+        info = HfApi(endpoint=_access.endpoint).dataset_info(dataset.repo_id, revision=dataset.revision, timeout=_access.timeout)
     except OfflineModeIsEnabled:
         return None
     except RevisionNotFoundError:
@@ -263,7 +288,7 @@ def _short(exc: Exception) -> str:
 
 
 def cache_dir() -> Path:
-    return read(os.environ, "LEADERBOARD_DATA_DIR") / "gold-hub"
+    return _access.cache_dir
 
 
 def _cache_file(dataset: HubDataset, commit: str) -> Path:

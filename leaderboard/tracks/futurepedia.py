@@ -17,19 +17,17 @@ from ..metrics import ngram_kernel
 from ..metrics.ngram import answer_row, prepare_answer, split_parts
 from ..problems import Problems
 from ..submission import Envelope
-from ..summarise import Summary, summarise
+from ..summarise import Summary, UnitIndex, summarise
 from .base import (
     MAX_ANSWER,
     Axis,
     Chart,
-    Deviation,
     Gold,
     Metric,
     Scores,
     SystemField,
     TableColumn,
     Track,
-    UnitIndex,
     canonical_json,
     category_codes,
     fingerprint_of,
@@ -37,10 +35,9 @@ from .base import (
     prediction_records,
     too_long,
 )
+from .futurepedia_official import DEVIATIONS, FIXES, LANGS, PAIRS, TASKS, FileWork, score_official
+from .futurepedia_runs import records_from_files
 
-LANGS = ("en", "fr", "es", "pt", "zh", "ja", "ko", "ar")
-PAIRS = tuple(f"{q}-{d}" for q, d in permutations(LANGS, 2))
-TASKS = ("monolingual", "crosslingual", "selection")
 # Metric keys each task produces; the first one ranks the task.
 TASK_KEYS = {
     "monolingual": ("monolingual",),
@@ -51,59 +48,6 @@ _FIRST = itemgetter(0)
 KEY_TASK = {k: t for t, keys in TASK_KEYS.items() for k in keys}
 LANG_CODE = {q: i for i, q in enumerate(LANGS)}
 _LANG_SET = frozenset(LANGS)
-
-
-# The board's fixes to eval_mono.py / eval_cross.py of niane030422-cmd/NALE (and eval_multi.py for selection),
-# in the order their effects are measured (SCORING.md, "Official scripts"); futurepedia_official.py applies them.
-DEVIATIONS = (
-    Deviation(
-        "distinct-3grams",
-        "a part's 3-grams are a list: repeats kept, those holding a space left out",
-        "the set of distinct 3-grams, spaces included (the seed's recipe)",
-        "a repeated 3-gram counted twice weighs one stretch of the answer double, and dropping the 3-grams "
-        "across a space leaves a two-syllable Korean or Chinese word pair with none: such answers score 0 "
-        "even when named exactly",
-    ),
-    Deviation(
-        "normalise-both-sides",
-        "the prediction is lowercased, then punctuation removal and NFKD are each kept only when the text is "
-        "one alphabetic or numeric token (so a single Hangul word is split into jamo, 'Pays-Bas' loses its "
-        "hyphen, a sentence keeps both)",
-        "NFKC, casefold, whitespace collapsed, on the answer and the prediction alike, whatever their length",
-        "the same answer normalised one way as a gold and another way inside a sentence cannot match itself: "
-        "'리스본' becomes jamo, the prediction's '리스본' does not",
-    ),
-    Deviation(
-        "short-answers-score",
-        "a part or a prediction shorter than 3 characters scores 0",
-        "a gold shorter than 3 characters scores 1 when it occurs in the prediction, else 0",
-        "32 Chinese, Japanese and Korean answers (e.g. 准将) have no 3-gram: the script scores them 0 even "
-        "when answered exactly, a bias against the languages the track measures",
-    ),
-    Deviation(
-        "mean-per-unit",
-        "every part of every answer weighs the same in a language's mean (a four-city answer counts four "
-        "times); cross-lingual loose takes the better of the two languages part by part, by position",
-        "a unit's value is the mean over its parts and every unit weighs the same; loose is the better of "
-        "the two answers' values",
-        "a question's weight should not depend on how many parts its answer has, and parts of answers in "
-        "two languages are not aligned by position",
-    ),
-    Deviation(
-        "refusals-are-text",
-        "a prediction holding one of 10 'insufficient information' phrases scores -1 (selection: is left out)",
-        "a refusal is scored like any prediction: 0 when it names nothing of the answer",
-        "a penalty below 0 for a refusal, matched on exact wordings only (a capital letter escapes it), "
-        "makes the number depend on phrasing, not on the answer",
-    ),
-    Deviation(
-        "missing-units-count",
-        "units the file has no record for are left out (the scripts score the records they are given)",
-        "a unit without a record scores 0 and counts",
-        "leaving out hard questions must not raise the mean",
-    ),
-)
-FIXES = tuple(d.name for d in DEVIATIONS)
 
 
 # Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
@@ -297,7 +241,6 @@ class FuturepediaTrack(Track):
     run_row_keys = ("id", "prediction", "ans", "ngram_labels", "code_switch_ngram", "lang_ngram")
 
     def records_from_run(self, fmt: str, run: dict, problems: list[str], options: dict | None = None) -> list[dict]:
-        from .futurepedia_runs import records_from_files  # it imports this module
 
         options = options or {}
         return records_from_files(run, problems, options.get("languages") or {}, options.get("task"))
@@ -496,13 +439,9 @@ class FuturepediaTrack(Track):
         """All six fixes: the board (`score`); fewer: futurepedia_official (none: the scripts' protocol)."""
         if frozenset(fixes) == frozenset(FIXES):
             return self.score(parsed, gold, verdicts)
-        from .futurepedia_official import score_official  # it imports this module
-
         return score_official(parsed, gold, frozenset(fixes), headline_only=headline_only, work=work)
 
     def protocol_work(self, parsed: dict, gold: FuturepediaGold):
-        from .futurepedia_official import FileWork
-
         return FileWork(parsed, gold)
 
 

@@ -1,6 +1,6 @@
 """Futurepedia scored as its own scripts score it (eval_mono.py, eval_cross.py; selection as eval_multi.py),
-with any subset of the board's fixes switched on (SCORING.md, "Official scripts"; the fixes are declared in
-futurepedia.py).
+with any subset of the board's fixes switched on (SCORING.md, "Official scripts"; the fixes are declared here,
+the track's board scoring is futurepedia.py, which imports them).
 
 The scripts score one file per query language (and document language): a file's value is the sum of every
 answer part's recall over the number of parts, a refusal counting one part of -1; a task's headline is the
@@ -18,14 +18,70 @@ holds per document language `selection_recall` (mean recall of that language's r
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import permutations
 
 import numpy as np
 
 from ..metrics import ngram_kernel
 from ..metrics.nale import Recipe, part_row, refusals, script_predictions, split_answer
 from ..metrics.stats import BootstrapPlan
-from .base import Scores
-from .futurepedia import FIXES, LANGS, PAIRS
+from .base import Deviation, Scores
+
+LANGS = ("en", "fr", "es", "pt", "zh", "ja", "ko", "ar")
+TASKS = ("monolingual", "crosslingual", "selection")
+PAIRS = tuple(f"{q}-{d}" for q, d in permutations(LANGS, 2))
+
+# The board's fixes to eval_mono.py / eval_cross.py of niane030422-cmd/NALE (and eval_multi.py for selection),
+# in the order their effects are measured (SCORING.md, "Official scripts"); applied below.
+DEVIATIONS = (
+    Deviation(
+        "distinct-3grams",
+        "a part's 3-grams are a list: repeats kept, those holding a space left out",
+        "the set of distinct 3-grams, spaces included (the seed's recipe)",
+        "a repeated 3-gram counted twice weighs one stretch of the answer double, and dropping the 3-grams "
+        "across a space leaves a two-syllable Korean or Chinese word pair with none: such answers score 0 "
+        "even when named exactly",
+    ),
+    Deviation(
+        "normalise-both-sides",
+        "the prediction is lowercased, then punctuation removal and NFKD are each kept only when the text is "
+        "one alphabetic or numeric token (so a single Hangul word is split into jamo, 'Pays-Bas' loses its "
+        "hyphen, a sentence keeps both)",
+        "NFKC, casefold, whitespace collapsed, on the answer and the prediction alike, whatever their length",
+        "the same answer normalised one way as a gold and another way inside a sentence cannot match itself: "
+        "'리스본' becomes jamo, the prediction's '리스본' does not",
+    ),
+    Deviation(
+        "short-answers-score",
+        "a part or a prediction shorter than 3 characters scores 0",
+        "a gold shorter than 3 characters scores 1 when it occurs in the prediction, else 0",
+        "32 Chinese, Japanese and Korean answers (e.g. 准将) have no 3-gram: the script scores them 0 even "
+        "when answered exactly, a bias against the languages the track measures",
+    ),
+    Deviation(
+        "mean-per-unit",
+        "every part of every answer weighs the same in a language's mean (a four-city answer counts four "
+        "times); cross-lingual loose takes the better of the two languages part by part, by position",
+        "a unit's value is the mean over its parts and every unit weighs the same; loose is the better of "
+        "the two answers' values",
+        "a question's weight should not depend on how many parts its answer has, and parts of answers in "
+        "two languages are not aligned by position",
+    ),
+    Deviation(
+        "refusals-are-text",
+        "a prediction holding one of 10 'insufficient information' phrases scores -1 (selection: is left out)",
+        "a refusal is scored like any prediction: 0 when it names nothing of the answer",
+        "a penalty below 0 for a refusal, matched on exact wordings only (a capital letter escapes it), "
+        "makes the number depend on phrasing, not on the answer",
+    ),
+    Deviation(
+        "missing-units-count",
+        "units the file has no record for are left out (the scripts score the records they are given)",
+        "a unit without a record scores 0 and counts",
+        "leaving out hard questions must not raise the mean",
+    ),
+)
+FIXES = tuple(d.name for d in DEVIATIONS)
 
 LANG_POS = {q: i for i, q in enumerate(LANGS)}
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from .futurepedia import LANGS, TASKS
+from .futurepedia_official import LANGS, TASKS
 
 _L = "|".join(LANGS)
 _CROSS = re.compile(rf"_ql(?P<q>{_L})_dl(?P<d>{_L})_")

@@ -17,7 +17,7 @@ from ..metrics import page_hits_batch, repeat_flags
 from ..metrics.judged import judged_units
 from ..problems import Problems
 from ..submission import Envelope
-from ..summarise import summarise
+from ..summarise import UnitIndex, summarise
 from . import unidoc_gold, unidoc_runs
 from .base import (
     MAX_ANSWER,
@@ -32,7 +32,6 @@ from .base import (
     Scores,
     SystemField,
     Track,
-    UnitIndex,
     canonical_json,
     category_codes,
     fingerprint_of,

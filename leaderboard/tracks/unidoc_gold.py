@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..environment import read
+from . import beir_hub
 from .base import hash_files
 from .beir_hub import HubDataset, HubGoldError, parse_id
 
@@ -393,9 +392,8 @@ def _listing(dataset: HubDataset) -> tuple[str, list[str]] | None:
     from huggingface_hub.errors import OfflineModeIsEnabled, RepositoryNotFoundError, RevisionNotFoundError
 
     try:
-        info = HfApi(endpoint=read(os.environ, "HF_ENDPOINT")).dataset_info(
-            dataset.repo_id, revision=dataset.revision, timeout=read(os.environ, "HUB_TIMEOUT_SECONDS")
-        )
+        hub = beir_hub.access()
+        info = HfApi(endpoint=hub.endpoint).dataset_info(dataset.repo_id, revision=dataset.revision, timeout=hub.timeout)
     except OfflineModeIsEnabled:
         return None
     except RevisionNotFoundError:

@@ -17,7 +17,7 @@ import numpy as np
 from ..metrics.ranking import ideal_dcg, ndcg_at_k_many
 from ..problems import Problems
 from ..submission import Envelope
-from ..summarise import summarise
+from ..summarise import UnitIndex, summarise
 from . import beir_hub
 from .base import (
     MAX_ID,
@@ -32,7 +32,6 @@ from .base import (
     SystemField,
     TableColumn,
     Track,
-    UnitIndex,
     canonical_json,
     fingerprint_of,
     finite_number,

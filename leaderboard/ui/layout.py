@@ -19,7 +19,7 @@ from . import html, urlstate
 from .html import TAGLINE, TITLE, status_html
 from .tabs import AboutTab, CompareTab, Page, SubmitTab, SystemTab, TrackTab
 from .tabs.common import record_download
-from .tabs.submit import discard_upload, login_required, on_space, submission_result_html
+from .tabs.submit import discard_upload, submission_result_html
 
 log = logging.getLogger(__name__)
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -34,7 +34,6 @@ __all__ = [
     "build",
     "discard_upload",
     "guarded",
-    "login_required",
     "record_download",
     "status_html",
     "submission_result_html",
@@ -160,7 +159,7 @@ def _wire_status(board: Board, page: Page, status: gr.HTML, refresh: gr.Button, 
     def refresh_now(profile: gr.OAuthProfile | None = None):
         """Pull now (admins on a Space; anyone locally). New data reaches the page through the timer."""
         admins = board.settings.admin_users
-        if on_space() and (profile is None or profile.username not in admins):
+        if board.settings.page.on_space and (profile is None or profile.username not in admins):
             return status_html(board) + html.banner(
                 "Only maintainers can force a refresh; the board pulls by itself every few minutes."
             )

@@ -16,11 +16,13 @@ import threading
 import time
 import weakref
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..environment import read
+if TYPE_CHECKING:
+    from ..settings import PageSettings
 
 log = logging.getLogger(__name__)
 
@@ -44,17 +46,17 @@ class UploadLimits:
     login_reserve: bool = False  # uploads without a login may fill only ANONYMOUS_SHARE of the folder
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, *, file_bytes: int, login_reserve: bool = False) -> UploadLimits:
-        env = os.environ if env is None else env
+    def of(cls, page: PageSettings, *, file_bytes: int, login_reserve: bool = False) -> UploadLimits:
+        """The limits of the Settings' page section (the UPLOAD_* variables)."""
         return cls(
             request_bytes=file_bytes + MULTIPART_SLACK,
-            client_bytes=read(env, "UPLOAD_CLIENT_MIB") * MIB,
-            client_files=read(env, "UPLOAD_CLIENT_FILES"),
-            hour_bytes=read(env, "UPLOAD_CLIENT_MIB_PER_HOUR") * MIB,
-            hour_files=read(env, "UPLOAD_CLIENT_FILES_PER_HOUR"),
-            folder_bytes=read(env, "UPLOAD_FOLDER_MIB") * MIB,
-            folder_files=read(env, "UPLOAD_FOLDER_FILES"),
-            claim_seconds=read(env, "UPLOAD_CLAIM_SECONDS"),
+            client_bytes=page.upload_client_mib * MIB,
+            client_files=page.upload_client_files,
+            hour_bytes=page.upload_client_mib_per_hour * MIB,
+            hour_files=page.upload_client_files_per_hour,
+            folder_bytes=page.upload_folder_mib * MIB,
+            folder_files=page.upload_folder_files,
+            claim_seconds=page.upload_claim_seconds,
             login_reserve=login_reserve,
         )
 

@@ -6,13 +6,12 @@ No Gradio here: layout.py wires these to components, tests call them directly.
 from __future__ import annotations
 
 import json
-import os
 import re
 import weakref
 
 import pandas as pd
 
-from .. import environment, ranking, reported
+from .. import ranking, reported
 from ..ranking import BOARD, OFFICIAL, Entry
 from ..results_index import LazyBreakdowns
 from ..service import Board
@@ -92,23 +91,22 @@ def protocol_note(track: Track, protocol: str, show_reported: bool = False) -> s
     return f"scores: official script{like}"
 
 
-def page_rows() -> int:
-    """Systems a table shows at first and adds per "show more" (TABLE_PAGE_ROWS)."""
-    env = os.environ  # read on each call: a test or a deployment sets it without a restart of the module
-    return environment.read(env, "TABLE_PAGE_ROWS")
+def page_rows(board: Board) -> int:
+    """Systems a table shows at first and adds per "show more" (TABLE_PAGE_ROWS, in the Settings' page section)."""
+    return board.settings.page.table_page_rows
 
 
 # The most rows one table request renders: beyond it the CSV export has them (bounds what a caller can ask for).
 MAX_TABLE_ROWS = 5000
 
 
-def rows_wanted(rows) -> int:
+def rows_wanted(rows, page: int) -> int:
     """The number of systems to show from a control or API value: the page size when missing or not a number,
     within 1..MAX_TABLE_ROWS."""
     try:
         wanted = int(rows)
     except (TypeError, ValueError, OverflowError):
-        return page_rows()
+        return page
     return min(max(wanted, 1), MAX_TABLE_ROWS)
 
 
@@ -329,7 +327,7 @@ def table_page(
     9,000th; only the page is formatted, so the cost does not grow with the board.
     """
     every = filtered_table(board, track_name, rank_by, slice_choice, search, filters, show_reported, protocol)
-    page = first_systems(every, rows_wanted(rows)).reset_index(drop=True)
+    page = first_systems(every, rows_wanted(rows, page_rows(board))).reset_index(drop=True)
     disp, raw = display_frames(TRACKS[track_name], page, columns)
     return disp, raw, every
 

@@ -65,7 +65,9 @@ class CompareTab:
 
     def choices(self, track_name, *keep, search: str = "") -> list[tuple[str, str]]:
         """The pickers' choices: the top systems of the track (a page), those matching `search`, the current picks."""
-        return views.system_choices(self.board, track_name, reported_too=True, limit=views.page_rows(), search=search, keep=keep)
+        return views.system_choices(
+            self.board, track_name, reported_too=True, limit=views.page_rows(self.board), search=search, keep=keep
+        )
 
     def find(self, track_name, current, evt: gr.KeyUpData):
         """Typing in a picker: the top systems that match what is typed, searched among every system of the track."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 import gradio as gr
@@ -15,21 +14,6 @@ from .. import html, upload_ledger
 from .common import Page
 
 log = logging.getLogger(__name__)
-
-
-def on_space() -> bool:
-    return bool(os.environ.get("SPACE_ID"))
-
-
-def login_required(board: Board) -> bool:
-    """Submit as a logged-in Hugging Face user on a Space; off a Space only when LOCAL_LOGIN=1 asks for it.
-
-    Off a Space, Gradio mocks the login with the machine's own token (get_token(), whoami on HF_ENDPOINT) and asks
-    the Hub who that is while the page is built: an unreachable Hub or a machine without a token would then stop
-    the app from starting. So a locally run board (a maintainer's machine, tests) uses it only on request; a
-    Hub-backed board run locally without it takes the typed-in name, as the local demo does.
-    """
-    return on_space() or os.environ.get("LOCAL_LOGIN", "").strip() == "1"
 
 
 def discard_upload(path: Path) -> None:
@@ -62,7 +46,7 @@ class SubmitTab:
     def __init__(self, board: Board):
         self.board = board
         gr.HTML(html.SUBMIT_HINT)
-        if login_required(board):
+        if board.settings.page.login_required:
             gr.LoginButton(elem_id="submit-login")
             self.user_box = None
         else:

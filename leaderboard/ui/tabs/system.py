@@ -123,12 +123,12 @@ class SystemTab:
 
     def repick(self, entry_id):
         """New data: fresh choices, the pick left alone (a value read before a permalink's restore would undo it)."""
-        return gr.update(choices=all_systems(self.board, views.page_rows(), keep=[entry_id]))
+        return gr.update(choices=all_systems(self.board, views.page_rows(self.board), keep=[entry_id]))
 
     def find(self, entry_id, evt: gr.KeyUpData):
         """Typing in the picker: the submissions that match what is typed, searched among all of them."""
         text = str(evt.input_value or "")[:200]
-        return gr.update(choices=all_systems(self.board, views.page_rows(), search=text, keep=[entry_id]))
+        return gr.update(choices=all_systems(self.board, views.page_rows(self.board), search=text, keep=[entry_id]))
 
     # ---- permalink ----------------------------------------------------------------------------
     @property
@@ -138,7 +138,7 @@ class SystemTab:
     def restore(self, params: dict[str, list[str]], tab: str) -> dict:
         want = urlstate.first(params, "sys")
         want = want if _opens(self.board, want) else None  # any system: a link may name the 9,000th
-        return {self.system: gr.update(choices=all_systems(self.board, views.page_rows(), keep=[want]), value=want)}
+        return {self.system: gr.update(choices=all_systems(self.board, views.page_rows(self.board), keep=[want]), value=want)}
 
     # ---- events -------------------------------------------------------------------------------
     def wire(self, page: Page, tab: gr.Tab) -> None:

@@ -94,7 +94,7 @@ class TrackTab:
                 value=True, label="show reported results", scale=0, min_width=220, elem_id=f"{t.name}-show-reported"
             )
             self.legend = gr.HTML(html.reported_legend(t), elem_id=f"{t.name}-reported-legend")
-        page_rows = views.page_rows()
+        page_rows = views.page_rows(self.board)
         if on_screen:
             # the initial page only: formatting cost stays that of one page however many systems the board has
             disp, raw, every = views.table_page(board, t.name, show_reported=True, rows=page_rows)
@@ -187,7 +187,8 @@ class TrackTab:
         filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
         columns = rest[len(self.filter_fields)]
         show = self._show_reported(rest)
-        rows = views.rows_wanted(rest[len(self.filter_fields) + 2] if len(rest) > len(self.filter_fields) + 2 else None)
+        wanted = rest[len(self.filter_fields) + 2] if len(rest) > len(self.filter_fields) + 2 else None
+        rows = views.rows_wanted(wanted, views.page_rows(self.board))
         protocol = self._protocol(rest, len(self.filter_fields) + 3)
         disp, raw, every = views.table_page(
             self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns, show, rows, protocol
@@ -206,7 +207,7 @@ class TrackTab:
                 **{f"f.{k}": v for k, v in filters.items()},
                 "cols": None if set(keys) == set(views.default_columns(self.track)) else keys or ["-"],
                 "reported": None if show or not self.track.reported_files else "0",
-                "rows": None if rows == views.page_rows() else str(rows),
+                "rows": None if rows == views.page_rows(self.board) else str(rows),
                 "protocol": None if protocol == BOARD else protocol,
             }
         )
@@ -224,7 +225,7 @@ class TrackTab:
             query if active == self.track.name else gr.update(),
             shown,
             gr.update(visible=bool(cut)),
-            gr.update(visible=bool(cut) or rows != views.page_rows()),
+            gr.update(visible=bool(cut) or rows != views.page_rows(self.board)),
         )
 
     def table_api(self, *controls):
@@ -269,7 +270,7 @@ class TrackTab:
 
     def repick_system(self, current):
         """Fresh choices for the per-system charts, keeping the current pick while it exists."""
-        choices = views.system_choices(self.board, self.track.name, limit=views.page_rows(), keep=[current])
+        choices = views.system_choices(self.board, self.track.name, limit=views.page_rows(self.board), keep=[current])
         ids = [i for _, i in choices]
         if current in ids:  # left alone: writing back a value read earlier could undo a newer pick
             return gr.update(choices=choices)
@@ -279,11 +280,14 @@ class TrackTab:
         """Typing in the per-system picker: the top systems that match what is typed, searched among all."""
         text = str(evt.input_value or "")[:200]
         return gr.update(
-            choices=views.system_choices(self.board, self.track.name, limit=views.page_rows(), search=text, keep=[current])
+            choices=views.system_choices(
+                self.board, self.track.name, limit=views.page_rows(self.board), search=text, keep=[current]
+            )
         )
 
     def show_more(self, rows):
-        return views.rows_wanted(views.rows_wanted(rows) + views.page_rows())
+        page = views.page_rows(self.board)
+        return views.rows_wanted(views.rows_wanted(rows, page) + page, page)
 
     def redraw_active(self, active, *args):
         """Redraw only the chart on screen; the others are drawn when their tab opens."""
@@ -323,7 +327,7 @@ class TrackTab:
         optional = {k for _, k in views.optional_columns(t)}
         columns = [k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
         show = urlstate.first(params, "reported", "1") != "0"
-        rows = views.rows_wanted(urlstate.first(params, "rows"))
+        rows = views.rows_wanted(urlstate.first(params, "rows"), views.page_rows(self.board))
         protocol = protocol_of(t, urlstate.first(params, "protocol", BOARD))  # the board's on a track without deviations
         put(self.columns, columns)
         put(self.show_reported, show)
