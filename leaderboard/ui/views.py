@@ -9,6 +9,7 @@ import json
 import os
 import re
 import weakref
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -231,6 +232,52 @@ def _filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
     return _in_order(track, out)
 
 
+@dataclass(frozen=True)
+class TableView:
+    """A table's controls, by name: what the table, its CSV export and its charts show.
+
+    `scores_on` is the "Scores on" choice (a slice, or ALL), `filters` each filter's chosen values by field key,
+    `rows` the systems shown (None: every one, the CSV export), `protocol` the "Scores" choice."""
+
+    rank_by: str | None = None
+    scores_on: str | None = None
+    search: str = ""
+    filters: dict[str, list[str]] = field(default_factory=dict)
+    columns: list[str] | None = None
+    show_reported: bool = False
+    rows: int | None = None
+    protocol: str = BOARD
+
+    @classmethod
+    def from_controls(cls, track: Track, values, rows: bool = True) -> TableView:
+        """The view from the values Gradio passes, in the tab's control order: rank_by, scores_on, search, each
+        filter (`filter_fields`), columns, show_reported, rows (`rows` False: the CSV export, which has none),
+        protocol. A caller that leaves trailing ones out gets their defaults: reported rows shown, a page of
+        systems, the board's protocol (API callers from before a control was added)."""
+        values = list(values)
+        fields = filter_fields(track)
+        head = (values[:3] + [None] * 3)[:3]
+        chosen = values[3 : 3 + len(fields)]
+        tail = dict(zip(["columns", "show_reported", *(["rows"] if rows else []), "protocol"], values[3 + len(fields) :]))
+        return cls(
+            rank_by=head[0],
+            scores_on=head[1],
+            search=head[2] or "",
+            filters=dict(zip([f.key for f in fields], chosen)),
+            columns=tail.get("columns"),
+            show_reported=tail.get("show_reported", True) is not False and bool(track.reported_files),
+            rows=rows_wanted(tail.get("rows")) if rows else None,
+            protocol=ranking.protocol_of(track, tail.get("protocol", BOARD)),
+        )
+
+
+def view_rows(board: Board, track_name: str, view: TableView) -> pd.DataFrame:
+    """filtered_table for a view: every row of it (the CSV export, the charts)."""
+    return filtered_table(
+        board, track_name, view.rank_by, view.scores_on, view.search, view.filters, view.show_reported, view.protocol
+    )
+
+
 def filtered_table(
     board: Board,
     track_name: str,
@@ -311,26 +358,15 @@ def table_frames(
     return display_frames(TRACKS[track_name], raw, columns)
 
 
-def table_page(
-    board: Board,
-    track_name: str,
-    rank_by: str | None = None,
-    slice_choice: str | None = None,
-    search: str = "",
-    filters: dict[str, list[str]] | None = None,
-    columns: list[str] | None = None,
-    show_reported: bool = False,
-    rows: int | None = None,
-    protocol: str = BOARD,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(display frame, raw frame, every raw row) of the first `rows` systems of a view (default: a page).
+def table_page(board: Board, track_name: str, view: TableView) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(display frame, raw frame, every raw row) of the first `view.rows` systems of a view (None: a page).
 
     Search and filters select among all rows first, then the page is cut, so a search finds a system ranked
     9,000th; only the page is formatted, so the cost does not grow with the board.
     """
-    every = filtered_table(board, track_name, rank_by, slice_choice, search, filters, show_reported, protocol)
-    page = first_systems(every, rows_wanted(rows)).reset_index(drop=True)
-    disp, raw = display_frames(TRACKS[track_name], page, columns)
+    every = view_rows(board, track_name, view)
+    page = first_systems(every, rows_wanted(view.rows)).reset_index(drop=True)
+    disp, raw = display_frames(TRACKS[track_name], page, view.columns)
     return disp, raw, every
 
 
