@@ -7,6 +7,7 @@ import gradio as gr
 from ...ranking import BOARD, OFFICIAL, protocol_of
 from ...service import Board
 from ...tracks import Track
+from .. import columns as cols
 from .. import figures, html, urlstate, views
 from .common import IN_ORDER, Page, accepts_labels, by_label, current_choices, export_dir, keyed
 
@@ -196,8 +197,8 @@ class TrackTab:
         cut = views.page_note(raw, every)
         note = " · ".join(n for n in (views.protocol_note(t, view.protocol, view.show_reported), cut) if n)
         pinned = sum(1 for c in views.shown_columns(disp, t) if c.kind == "rank") + 1  # ranks and System
-        rank_key = views.cols.metric_key(t, view.rank_by)
-        keys = views.cols.keys_of(t, view.columns)
+        rank_key = cols.metric_key(t, view.rank_by)
+        keys = cols.keys_of(t, view.columns)
         query = urlstate.encode(
             {
                 "tab": t.name,
@@ -285,8 +286,8 @@ class TrackTab:
         params = params if tab == self.id else {}
         t = self.track
         slice_choice = urlstate.first(params, "slice", views.ALL)
-        cols = params.get("cols")
-        rank_key = views.cols.metric_key(t, urlstate.first(params, "rank"))  # key, or an older link's label
+        shown_cols = params.get("cols")
+        rank_key = cols.metric_key(t, urlstate.first(params, "rank"))  # key, or an older link's label
         slice_choice = slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL
         search = urlstate.first(params, "q", "")
         out: dict = {}
@@ -307,7 +308,7 @@ class TrackTab:
             wanted.append([v for v in by_label(pairs, params.get(f"f.{f.key}", [])) if v in {k for _, k in pairs}])
             put(control, wanted[-1], choices=pairs)
         optional = {k for _, k in views.optional_columns(t)}
-        columns = [k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
+        columns = [k for k in cols.keys_of(t, shown_cols) if k in optional] if shown_cols else views.default_columns(t)
         show = urlstate.first(params, "reported", "1") != "0"
         rows = views.rows_wanted(urlstate.first(params, "rows"))
         protocol = protocol_of(t, urlstate.first(params, "protocol", BOARD))  # the board's on a track without deviations

@@ -1,87 +1,25 @@
-"""What each part of the page shows, as plain data (DataFrames, strings, figures).
+"""A track tab's views: the ranked table of a view (TableView), its choices and filters, its CSV, its charts and
+leaders, as plain data (DataFrames, strings, figures).
 
-No Gradio here: layout.py wires these to components, tests call them directly.
+No Gradio here: ui/tabs/track.py wires these to components, tests call them directly.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import weakref
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .. import environment, ranking, reported
-from ..ranking import BOARD, OFFICIAL, Entry
-from ..results_index import LazyBreakdowns
-from ..service import Board
-from ..tracks import TRACKS, SystemField, Track
-from . import columns as cols
-from . import figures, protocol_html
-from .format import ci_text, esc, link_html, num, short
-
-ALL = "All"
-
-
-# ---- the ranked table ------------------------------------------------------------------------
-# Ranked frames per board version: one board version is ranked once per (track, metric, slice), not once per
-# handler (the table, its charts, the pickers and the leaders each read it; ~0.2 s per track at 3,000 systems).
-_RANKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_RANKED_KEEP = 64  # results kept per board version (ranked frames per metric and slice, choices, leaders): bounded
-
-
-def ranked(
-    board: Board,
-    track_name: str,
-    rank_by: str | None = None,
-    slice_: tuple[str, str] | None = None,
-    protocol: str = BOARD,
-) -> pd.DataFrame:
-    """board.table(track, rank_by, slice_) for the board's current version, computed once; a copy (callers may
-    change it). `protocol`: every system's scores as that protocol computes them (ranks and CIs within it)."""
-    rank_by = rank_by or TRACKS[track_name].rank_by  # one frame whether the default metric is named or not
-    protocol = ranking.protocol_of(TRACKS[track_name], protocol)
-    key = ("ranked", track_name, rank_by, slice_) + ((protocol,) if protocol != BOARD else ())
-    frame = per_version(board, key, lambda: _rank(board, track_name, rank_by, slice_, protocol))
-    return frame.copy()
-
-
-def _rank(board: Board, track_name: str, rank_by: str, slice_: tuple[str, str] | None, protocol: str = BOARD) -> pd.DataFrame:
-    """board.table(track_name, rank_by=rank_by, slice_=slice_), from the track's entries listed once per version
-    (a listing is a pass over every entry of the board: 10,000s at scale)."""
-    entries = track_entries(board, track_name, protocol)
-    return ranking.table(TRACKS[track_name], entries, rank_by=rank_by, slice_=slice_)
-
-
-def per_version(board: Board, key: tuple, compute):
-    """compute(), once per board version and key (the last _RANKED_KEEP keys of the version are kept)."""
-    version, store = _RANKED.get(board, (None, {}))
-    if version != board.version:
-        store = {}
-        _RANKED[board] = (board.version, store)
-    if key not in store:
-        if len(store) >= _RANKED_KEEP:
-            store.pop(next(iter(store)))
-        store[key] = compute()
-    return store[key]
-
-
-def track_entries(board: Board, track_name: str, protocol: str = BOARD) -> list[Entry]:
-    """board.entries(track_name) for the board's current version, listed once (choices, filters, charts and
-    pickers each read it; a listing is a pass over every entry of the board). Shared: not to be changed.
-
-    `protocol` OFFICIAL: the same entries with their summaries as the official scripts score them (a track that
-    declares deviations; the board's otherwise)."""
-    track = TRACKS[track_name]
-    if ranking.protocol_of(track, protocol) == OFFICIAL:
-        return per_version(
-            board,
-            ("entries", track_name, OFFICIAL),
-            lambda: ranking.entries_in(track, track_entries(board, track_name), OFFICIAL),
-        )
-    return per_version(board, ("entries", track_name), lambda: board.entries(track_name))
+from ... import ranking, reported
+from ...ranking import BOARD, OFFICIAL
+from ...results_index import LazyBreakdowns
+from ...service import Board
+from ...tracks import TRACKS, SystemField, Track
+from .. import columns as cols
+from .. import figures
+from ..format import esc, num, short
+from .common import ALL, per_version, ranked, reported_rows, rows_wanted, track_entries
 
 
 def protocol_note(track: Track, protocol: str, show_reported: bool = False) -> str:
@@ -91,26 +29,6 @@ def protocol_note(track: Track, protocol: str, show_reported: bool = False) -> s
         return ""
     like = "; reported rows compare like for like" if show_reported and track.reported_files else ""
     return f"scores: official script{like}"
-
-
-def page_rows() -> int:
-    """Systems a table shows at first and adds per "show more" (TABLE_PAGE_ROWS)."""
-    env = os.environ  # read on each call: a test or a deployment sets it without a restart of the module
-    return environment.read(env, "TABLE_PAGE_ROWS")
-
-
-# The most rows one table request renders: beyond it the CSV export has them (bounds what a caller can ask for).
-MAX_TABLE_ROWS = 5000
-
-
-def rows_wanted(rows) -> int:
-    """The number of systems to show from a control or API value: the page size when missing or not a number,
-    within 1..MAX_TABLE_ROWS."""
-    try:
-        wanted = int(rows)
-    except (TypeError, ValueError, OverflowError):
-        return page_rows()
-    return min(max(wanted, 1), MAX_TABLE_ROWS)
 
 
 def systems_in(raw: pd.DataFrame) -> int:
@@ -183,6 +101,8 @@ def default_columns(track: Track) -> list[str]:
 # Filters beyond the declared system fields: which metrics a system has results for (a track whose
 # metrics are partly optional, judged answers), and which judge produced them (never mixed unseen).
 HAS = SystemField("has", "Has results for", filter=True)
+
+
 JUDGE = SystemField("judge", "Judge", filter=True)
 
 
@@ -324,6 +244,8 @@ def filtered_table(
 # A spreadsheet runs a cell starting with one of these as a formula (CSV injection): such text cells get a
 # leading single quote, the OWASP advice. Cells that are plain numbers ("-0.25") are data and stay as they are.
 _FORMULA_LEAD = ("=", "+", "-", "@", "\t", "\r")
+
+
 _PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
@@ -419,16 +341,6 @@ def table_value(disp: pd.DataFrame, raw: pd.DataFrame, track: Track) -> dict:
 REPORTED_STYLE = "background-color: #f3f0e8; font-style: italic;"
 
 
-def reported_rows(board: Board, track: Track) -> list:
-    """The track's reported rows against the gold the board scores with."""
-    if not track.reported_files:
-        return []
-    return reported.for_track(track, board.gold(track.name)).rows
-
-
-judge_label = cols.judge_label
-
-
 def column_widths(disp: pd.DataFrame, track: Track) -> list[str]:
     """Narrow rank columns, a wide system column, the rest sized to fit (columns.py declares each width)."""
     return [c.width for c in shown_columns(disp, track)]
@@ -501,365 +413,6 @@ def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metri
     if c.kind == "tradeoff":
         return figures.safe(figures.tradeoff, track, systems, c.x, c.y, c.group, c)
     return figures.message_figure(f"unknown chart kind {c.kind}")
-
-
-# ---- systems, details and compare ---------------------------------------------------------------
-def system_choices(
-    board: Board,
-    track_name: str,
-    reported_too: bool = False,
-    limit: int | None = None,
-    search: str = "",
-    keep: tuple | list = (),
-) -> list[tuple[str, str]]:
-    """(label, id) for the scored systems of a track, best first; then its reported rows when asked (compare).
-
-    `limit`: the first `limit` scored systems only (a picker of 10,000 choices is heavy in a browser); `search`:
-    only those whose name or id contains it (before the cut, so any system can be found); `keep`: ids listed
-    wherever they rank (the current picks, a permalink's system).
-    """
-    raw = ranked(board, track_name)
-    scored = raw[raw["status"] == "scored"] if "status" in raw else pd.DataFrame({"name": [], "id": []})
-    keep_ids = [k for k in keep if k]
-    if search and not scored.empty:
-        needle = search.casefold()
-        hay = (scored["name"].astype(str) + " " + scored["id"].astype(str)).str.casefold()
-        scored = scored[hay.str.contains(needle, regex=False) | scored["id"].isin(keep_ids)]
-    if limit is not None and len(scored) > limit:
-        scored = scored[(pd.Series(range(len(scored)), index=scored.index) < limit) | scored["id"].isin(keep_ids)]
-    out = [(f"{short(name, 60)} · {i[:7]}", i) for name, i in zip(scored["name"].tolist(), scored["id"].tolist())]
-    if reported_too:
-        track = TRACKS[track_name]
-        rows = [(f"reported · {short(r.name, 60)}", reported.row_id(track, r)) for r in reported_rows(board, track)]
-        if search:
-            rows = [(label, i) for label, i in rows if search.casefold() in label.casefold() or i in keep_ids]
-        out += rows
-    return out
-
-
-def system_ids(board: Board, track_name: str, reported_too: bool = False) -> set[str]:
-    """Every id system_choices can list (unbounded): what a pick or a permalink is checked against."""
-    raw = ranked(board, track_name)
-    ids = set() if raw.empty else set(raw.loc[raw["status"] == "scored", "id"].tolist())
-    if reported_too:
-        track = TRACKS[track_name]
-        ids |= {reported.row_id(track, r) for r in reported_rows(board, track)}
-    return ids
-
-
-def reported_row(board: Board, entry_id: str | None):
-    """(track, row) of a reported id, or None."""
-    return reported.find(entry_id, board.gold) if reported.is_reported(entry_id) else None
-
-
-def visible_entry(board: Board, entry_id: str | None) -> Entry | None:
-    """The submission with this id, unless maintainers hid it: a hidden one is as unknown as a wrong id."""
-    e = board.entry(entry_id) if entry_id else None
-    return None if e is None or e.hidden else e
-
-
-def detail(board: Board, entry_id: str | None) -> tuple[str, pd.DataFrame, pd.DataFrame]:
-    """(metadata HTML, per-category scores, per-unit scores) of one submission."""
-    found = reported_row(board, entry_id)
-    if found is not None:  # published figures: their source and every figure; no per-unit scores
-        html, frame = reported.detail(*found, esc)
-        return html, frame, pd.DataFrame()
-    e = visible_entry(board, entry_id)
-    if e is None:
-        return "<p>Pick a system.</p>", pd.DataFrame(), pd.DataFrame()
-    return _meta_html(e), _breakdown_frame(e), unit_frame(board, e)
-
-
-def _meta_html(e: Entry) -> str:
-    s = e.summary
-    track = TRACKS.get(s.get("track") or "")
-    status = (
-        f"duplicate of {e.duplicate_of} (not ranked: the earliest copy of these predictions is)" if e.duplicate_of else e.status
-    )
-    rows = [
-        ("System", esc(e.name)),
-        ("Status", esc(status)),
-        ("Submission id", f"<code>{esc(e.id)}</code>"),
-        ("File", f"<code>{esc(e.path)}</code>"),
-        ("Submitted by", esc(e.user or "")),
-        ("Submitted", esc(e.submitted_at or "")),
-        ("Scored", esc(s.get("scored_at", ""))),
-        ("Metric version", esc(s.get("metric_version", ""))),
-        ("Judge", esc(judge_label(s.get("judge", "")))),
-    ]
-    for key, value in e.system.items():
-        if key == "name":
-            continue
-        label = next((f.label for f in track.system_fields if f.key == key), key) if track else key
-        shown = (
-            link_html(value)
-            if key == "link"
-            else f"<code>{esc(json.dumps(value))}</code>"
-            if isinstance(value, (dict, list))
-            else esc(value)
-        )
-        rows.append((esc(label), shown))
-    if e.flag:
-        rows.append(("Maintainers' flag", esc(f"{e.flag.get('status')}: {e.flag.get('reason', '')}")))
-    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
-    html = f'<table class="meta">{body}</table>'
-    if s.get("overall"):
-        metrics = "".join(
-            f"<tr><th>{esc(m.label)}</th><td>{num(s['overall'].get(m.key))} <small>{ci_text(*(s.get('ci', {}).get(m.key) or [None, None]))}</small></td></tr>"
-            for m in (track.metrics if track else [])
-            if m.key in s["overall"]
-        )
-        html += f'<table class="meta">{metrics}</table><p>{s.get("n", 0)} units scored, {s.get("missing", 0)} missing.</p>'
-        html += protocol_html.side_by_side(track, s)  # the official script's protocol beside the board's
-    if s.get("errors"):
-        items = "".join(f"<li><code>{esc(err)}</code></li>" for err in s["errors"])
-        html += f'<div class="errors"><b>{s.get("error_count") or len(s["errors"]):,} problem(s):</b><ul>{items}</ul></div>'
-    if s.get("warnings"):
-        items = "".join(f"<li>{esc(w)}</li>" for w in s["warnings"][:20])
-        html += f"<details><summary>{len(s['warnings'])} warning(s)</summary><ul>{items}</ul></details>"
-    ledger = s.get("judge_ledger")
-    if ledger:
-        html += (
-            "<p>Judge cost: "
-            + esc(
-                f"{ledger.get('calls', 0)} calls, {ledger.get('prompt_tokens', 0)} prompt + "
-                f"{ledger.get('completion_tokens', 0)} completion tokens, "
-                f"{ledger.get('cache_hits', 0)} cached, {ledger.get('failures', 0)} failures"
-            )
-            + _batch_cost(ledger)
-            + "</p>"
-        )
-    return html
-
-
-_BATCH_IDS_SHOWN = 6  # a long run's ids are cut: the results file has them all
-
-
-def _batch_cost(ledger: dict) -> str:
-    """The batch fields of a judge ledger (batch mode), escaped and bounded; empty for a live ledger."""
-    if ledger.get("mode") != "batch":
-        return ""
-    ids = [str(b)[:64] for b in ledger.get("batch_ids") or [] if isinstance(b, str)]
-    shown = ", ".join(ids[:_BATCH_IDS_SHOWN]) + (
-        f" and {len(ids) - _BATCH_IDS_SHOWN} more" if len(ids) > _BATCH_IDS_SHOWN else ""
-    )
-
-    def count(key: str) -> int:
-        value = ledger.get(key)
-        return value if type(value) is int else 0
-
-    return esc(
-        f"; batch mode: {count('batch_lines')} lines in {len(ids)} batches"
-        + (f" ({shown})" if ids else "")
-        + f", {count('batch_line_failures')} failed lines, {count('batch_unreturned')} unreturned"
-    )
-
-
-def _breakdown_frame(e: Entry) -> pd.DataFrame:
-    rows = []
-    track = TRACKS.get(e.summary.get("track") or "")
-    for axis, cells in e.summary.get("breakdowns", {}).items():
-        label = next((a.label for a in track.axes if a.key == axis), axis) if track else axis
-        for value, metrics in cells.items():
-            rows.append(
-                {
-                    "Breakdown": label,
-                    "Value": value,
-                    **{_metric_label(track, k): (num(v) if isinstance(v, float) else v) for k, v in metrics.items()},
-                }
-            )
-    return pd.DataFrame(rows).fillna("")
-
-
-def _metric_label(track: Track | None, key: str) -> str:
-    if track is None:
-        return key
-    return next((m.label for m in track.metrics if m.key == key), key)
-
-
-def unit_frame(board: Board, e: Entry, category: str | None = None, search: str = "", limit: int = 500) -> pd.DataFrame:
-    """Per-unit scores of a submission with the unit's categories; NaN = not answered."""
-    track = TRACKS.get(e.summary.get("track") or "")
-    if track is None or e.status != "scored":
-        return pd.DataFrame()
-    units = board.units(e)
-    gold = board.gold(track.name)
-    info = board.unit_info(track.name)
-    frames = []
-    for key, values in units.items():
-        idx = track.units(gold, key)
-        frames.append(pd.DataFrame({"Unit": idx.ids, "metric": _metric_label(track, key), "score": values}))
-    if not frames:
-        return pd.DataFrame()
-    df = pd.concat(frames).pivot_table(index="Unit", columns="metric", values="score", aggfunc="first", dropna=False)
-    df = df.reset_index()
-    meta = pd.DataFrame.from_dict(info, orient="index")
-    keep = [c for c in meta.columns if c not in ("gold", "relevant")]
-    df = df.merge(meta[keep], left_on="Unit", right_index=True, how="left")
-    if category:
-        mask = pd.Series(False, index=df.index)
-        for c in keep:
-            mask |= df[c].astype(str) == category
-        df = df[mask]
-    if search:
-        df = df[df.apply(lambda r: search.casefold() in " ".join(map(str, r.values)).casefold(), axis=1)]
-    for c in df.columns:
-        if df[c].dtype.kind == "f":
-            df[c] = df[c].map(lambda v: "not answered" if pd.isna(v) else f"{v:.3f}")
-    return df.head(limit).reset_index(drop=True)
-
-
-_NOT_CATEGORIES = ("gold", "relevant", "question", "query")  # unit texts and ids, never a filter
-
-
-def unit_categories(board: Board, e: Entry, most: int = 64) -> list[str]:
-    """Values to filter a submission's units by: the gold's category columns (domain, language, dataset...).
-
-    A column of the track's unit info is a category when it has few distinct
-    values over the whole gold (at most `most`, and fewer than half the units):
-    question texts, gold answers and query ids never are.
-    """
-    track = TRACKS.get(e.summary.get("track") or "")
-    if track is None:
-        return []
-    info = board.unit_info(track.name)
-    values: dict[str, set[str]] = {}
-    for row in info.values():
-        for k, v in row.items():
-            if isinstance(v, str) and k not in _NOT_CATEGORIES:
-                values.setdefault(k, set()).add(v)
-    out: set[str] = set()
-    for seen in values.values():
-        if len(seen) <= most and len(seen) < max(2, len(info) / 2):
-            out |= seen
-    return sorted(v for v in out if v)
-
-
-RECORD_SHOWN_CHARS = 20_000  # a page shows this much of a raw record; the rest is a download away
-
-
-def full_record(board: Board, entry_id: str | None, unit: str | None) -> str | None:
-    """A unit's raw prediction record as indented JSON, whole; None when there is none to show."""
-    e = visible_entry(board, entry_id)
-    if e is None or not unit:
-        return None
-    rec = board.records(e).get(unit)
-    return None if rec is None else json.dumps(rec, ensure_ascii=False, indent=2)
-
-
-def unit_record(board: Board, entry_id: str | None, unit: str | None, limit: int = RECORD_SHOWN_CHARS) -> str:
-    """The record as the page shows it: cut after `limit` characters, saying so (a 50 MB answer stays a download)."""
-    if visible_entry(board, entry_id) is None or not unit:
-        return ""
-    text = full_record(board, entry_id, unit)
-    if text is None:
-        return f"// {unit}: no prediction in this submission"
-    if len(text) <= limit:
-        return text
-    return (
-        text[:limit] + f"\n// … cut: the first {limit:,} of {len(text):,} characters are shown; "
-        "download the record for the full text"
-    )
-
-
-def compare_view(board: Board, a_id: str | None, b_id: str | None):
-    """(summary markdown, metrics frame, per-category figure, top-differences frame)."""
-    if not a_id or not b_id:
-        return "Pick two systems of the same track.", pd.DataFrame(), figures.message_figure("Pick two systems."), pd.DataFrame()
-    if a_id == b_id:
-        return (
-            "Pick two different systems.",
-            pd.DataFrame(),
-            figures.message_figure("Pick two different systems."),
-            pd.DataFrame(),
-        )
-    if reported.is_reported(a_id) or reported.is_reported(b_id):
-        return reported_compare_view(board, a_id, b_id)
-    if visible_entry(board, a_id) is None or visible_entry(board, b_id) is None:  # unknown, withdrawn or hidden
-        msg = "Unknown system: pick again."
-        return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
-    try:
-        c = board.compare(a_id, b_id)
-    except (KeyError, ValueError) as exc:  # a stale pick (other track, withdrawn submission): say so
-        msg = "Pick two systems of the same track." if isinstance(exc, ValueError) else "Unknown system: pick again."
-        return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
-    a, b = c["a"], c["b"]
-    rows = []
-    for m in c["metrics"]:
-        label = m.label
-        if TRACKS[a.summary["track"]].metric(m.key).needs_judge:
-            label += f" (judge: {judge_label(a.summary.get('judge', ''))})"
-        rows.append(
-            {
-                "Metric": label,
-                "A": num(m.a),
-                "B": num(m.b),
-                "A − B": "" if m.diff is None else f"{m.diff:+.3f}",
-                "95% CI of A − B": ci_text(*m.ci) if m.ci else "",
-                "p": "" if m.p_value is None else f"{m.p_value:.3f}",
-                "Significant (95%)": "yes" if m.significant else "no",
-                "Shared units": str(m.n_shared),
-            }
-        )
-    n_shared = max((m.n_shared for m in c["metrics"]), default=0)
-    # Names are plain text: the markdown gets escaped names only.
-    text = (
-        f"<b>A</b> = {esc(a.name)} · <b>B</b> = {esc(b.name)}. Paired bootstrap (1,000 resamples) over the "
-        f"{n_shared} units both answered; a difference is significant when its 95% CI excludes 0."
-    )
-    top = pd.DataFrame(c["top_units"])
-    if not top.empty:
-        top = top.rename(columns={"unit": "Unit", "a": "A", "b": "B", "diff": "A − B", "a_says": "A says", "b_says": "B says"})
-        for col in ("A says", "B says", "question", "gold"):
-            if col in top:
-                top[col] = top[col].map(lambda t: short(t, 240))
-        for col in ("A", "B"):
-            top[col] = top[col].map(num)
-        top["A − B"] = top["A − B"].map(lambda v: f"{v:+.3f}")
-        top = top.drop(columns=[col for col in ("relevant",) if col in top])
-    return text, pd.DataFrame(rows), figures.safe(figures.diff_by_category, c, a.name, b.name), top
-
-
-def both_records(board: Board, a_id: str | None, b_id: str | None, unit: str | None) -> tuple[str, str]:
-    return unit_record(board, a_id, unit), unit_record(board, b_id, unit)
-
-
-NO_TEST = "no significance test: reported figures"
-
-
-def _compared(board: Board, entry_id: str) -> tuple[str, str, dict, bool] | None:
-    """(track name, name, summary, reported?) of a system to compare: a visible rescored one or a reported row."""
-    found = reported_row(board, entry_id)
-    if found is not None:
-        track, row = found
-        return track.name, row.name, {"overall": row.overall, "breakdowns": row.breakdowns}, True
-    e = visible_entry(board, entry_id)
-    if e is None or e.status != "scored":
-        return None
-    return e.summary.get("track"), e.name, e.summary, False
-
-
-def reported_compare_view(board: Board, a_id: str, b_id: str):
-    """A rescored system against a reported one (or two reported): the differences on the metrics both have, per
-    category where both sources have the breakdown; no CI, no test (reported figures have no per-unit scores)."""
-    a, b = _compared(board, a_id), _compared(board, b_id)
-    if a is None or b is None:
-        msg = "Unknown system: pick again."
-        return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
-    if a[0] != b[0]:
-        msg = "Pick two systems of the same track."
-        return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
-    track = TRACKS[a[0]]
-    metrics, cats = reported.compare_frame(track, a[2], b[2])
-    tag = {True: " (reported)", False: " (rescored)"}
-    text = (
-        f"<b>A</b> = {esc(a[1])}{tag[a[3]]} · <b>B</b> = {esc(b[1])}{tag[b[3]]}. Differences only, on the metrics both "
-        f"have: <b>{NO_TEST}</b> (published figures come without per-unit scores, and were measured on their "
-        "source's data with its own protocol)."
-    )
-    if metrics.empty:
-        text += " The two have no metric in common."
-    return text, metrics, figures.safe(figures.reported_diff_by_category, track, cats, a[1], b[1]), pd.DataFrame()
 
 
 def leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str, protocol: str = BOARD) -> str:
