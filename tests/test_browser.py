@@ -236,7 +236,7 @@ def test_a_track_tab_is_drawn_when_it_opens(app, page_factory):
     page.get_by_role("tab", name=later.title, exact=True).click()
     page.wait_for_function("(name) => location.search.includes('tab=' + name)", arg=later.name)
     page.wait_for_selector(f"#{later.name}-table [role=row][data-index]")
-    first = views.table_page(app.board, later.name, show_reported=True)[1]["name"].iloc[0]  # the view's best row
+    first = views.table_page(app.board, later.name, views.TableView(show_reported=True))[1]["name"].iloc[0]  # the view's best row
     assert column(page, f"{later.name}-table", header_index(page, f"{later.name}-table", "System"))[0].startswith(first)
     page.wait_for_selector(f"#{later.name}-leaders table")
     assert plot_svg_text(page, f"{later.name}-plot-0")

@@ -693,7 +693,7 @@ def test_a_board_run_is_bounded_by_max_items(fake, tmp_path, monkeypatch):
 
 
 def test_the_judge_cost_view_bounds_and_escapes_the_batch_fields():
-    from leaderboard.ui.views import _batch_cost
+    from leaderboard.ui.views.system import _batch_cost
 
     ledger = {"mode": "batch", "batch_ids": ["<b>x</b>"] + [f"batch_{n}" for n in range(9)], "batch_lines": 12}
     shown = _batch_cost({**ledger, "batch_line_failures": 2, "batch_unreturned": "lots"})

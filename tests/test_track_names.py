@@ -78,4 +78,4 @@ def test_the_check_finds_a_name_in_code_and_strings_but_not_in_comments():
     pattern = re.compile(r"(?<![A-Za-z0-9])(unidoc)(?![A-Za-z0-9])", re.IGNORECASE)
     code = '"""Scores unidoc."""\nx = 1  # unidoc as an example\nif t == "unidoc":\n    pass\nunidoc_gold = f"{t}-UNIDOC"\n'
     assert sorted({line for line, _ in name_tokens(code, pattern)}) == [3, 5]
-    assert owned_by_a_track(PACKAGE / "tracks" / "vdr.py") and not owned_by_a_track(PACKAGE / "ui" / "views.py")
+    assert owned_by_a_track(PACKAGE / "tracks" / "vdr.py") and not owned_by_a_track(PACKAGE / "ui" / "views" / "track.py")

@@ -1,4 +1,4 @@
-"""What every track's demo generator shares: seeding, file writing, the submission envelope.
+"""What every track's demo generator shares: seeding, file writing, the submission envelope, the vocabularies.
 
 Nothing here knows a track. Seeds are strings hashed by `random.Random` (SHA-512)
 or SHA-256 (numpy), so one seed gives byte-identical files on every machine and
@@ -16,6 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+# The generators' vocabularies and demo systems, as data (one JSON file per track); changing one changes the demo.
+VOCAB_DIR = Path(__file__).resolve().parents[2] / "assets" / "demo" / "vocab"
+
+
+def vocab(name: str) -> dict:
+    """The tables of one generator from VOCAB_DIR/<name>.json, every list as a tuple (the tables are constants,
+    and the profiles' tuple fields compare and hash like the code's)."""
+    return _tuples(json.loads((VOCAB_DIR / f"{name}.json").read_text(encoding="utf-8")))
+
+
+def _tuples(value):
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
 
 # Made-up systems of the bench submissions (unidoc and futurepedia draw from the same names).
 RETRIEVERS = (

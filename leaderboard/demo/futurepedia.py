@@ -1,6 +1,7 @@
 """Futurepedia demo data: a multilingual answers file in the published schema, and RAG runs on it.
 
-Every name, answer and replacement is built from the tables below, in the
+Every name, answer and replacement is built from the tables of
+assets/demo/vocab/futurepedia.json (with the demo systems), in the
 track's languages and tasks (leaderboard.tracks.futurepedia), not copies of them.
 """
 
@@ -22,10 +23,12 @@ from .common import (
     link,
     rng_for,
     submission_bytes,
+    vocab,
     write,
 )
 
 TRACK = "futurepedia"
+_VOCAB = vocab(TRACK)
 
 
 # --------------------------------------------------------------------------- gold
@@ -33,98 +36,13 @@ TRACK = "futurepedia"
 _DEMO_RECORDS, _BENCH_RECORDS = 40, 197
 
 # Name parts in LANGS order (the track's languages: a ninth language needs a ninth column); fr/es/pt/ar put the type first, the adjective last.
-_ADJECTIVES = (
-    ("Silver", "d'Argent", "de Plata", "de Prata", "银色", "銀色の", "은빛", "الفضي"),
-    ("Golden", "Doré", "Dorado", "Dourado", "金色", "黄金の", "황금", "الذهبي"),
-    ("Northern", "du Nord", "del Norte", "do Norte", "北方", "北方の", "북부", "الشمالي"),
-    ("Crystal", "de Cristal", "de Cristal", "de Cristal", "水晶", "水晶の", "수정", "البلوري"),
-    ("Crimson", "Pourpre", "Carmesí", "Carmesim", "深红", "深紅の", "진홍", "القرمزي"),
-    ("Ancient", "Ancien", "Antiguo", "Antigo", "古代", "古代の", "고대", "القديم"),
-    ("Silent", "Silencieux", "Silencioso", "Silencioso", "寂静", "静寂の", "고요한", "الصامت"),
-    ("Radiant", "Radieux", "Radiante", "Radiante", "光辉", "輝く", "빛나는", "المشع"),
-    ("Emerald", "d'Émeraude", "Esmeralda", "Esmeralda", "翡翠", "翡翠の", "에메랄드", "الزمردي"),
-    ("Eastern", "de l'Est", "del Este", "do Leste", "东方", "東方の", "동부", "الشرقي"),
-    ("Hidden", "Caché", "Oculto", "Oculto", "隐秘", "隠れた", "숨겨진", "الخفي"),
-    ("Iron", "de Fer", "de Hierro", "de Ferro", "钢铁", "鉄の", "강철", "الحديدي"),
-)
-_NOUNS = (
-    ("River", "du Fleuve", "del Río", "do Rio", "河流", "川", "강", "النهر"),
-    ("Mountain", "de la Montagne", "de la Montaña", "da Montanha", "山岳", "山岳", "산악", "الجبل"),
-    ("Harbor", "du Port", "del Puerto", "do Porto", "港湾", "港", "항구", "الميناء"),
-    ("Forest", "de la Forêt", "del Bosque", "da Floresta", "森林", "森", "숲", "الغابة"),
-    ("Star", "de l'Étoile", "de la Estrella", "da Estrela", "星辰", "星", "별", "النجم"),
-    ("Ocean", "de l'Océan", "del Océano", "do Oceano", "海洋", "海洋", "바다", "المحيط"),
-    ("Valley", "de la Vallée", "del Valle", "do Vale", "山谷", "谷", "계곡", "الوادي"),
-    ("Lantern", "de la Lanterne", "de la Linterna", "da Lanterna", "灯笼", "灯籠", "등불", "الفانوس"),
-    ("Meadow", "de la Prairie", "de la Pradera", "do Prado", "草原", "草原", "초원", "المرج"),
-    ("Island", "de l'Île", "de la Isla", "da Ilha", "岛屿", "島", "섬", "الجزيرة"),
-    ("Bridge", "du Pont", "del Puente", "da Ponte", "桥梁", "橋", "다리", "الجسر"),
-    ("Garden", "du Jardin", "del Jardín", "do Jardim", "花园", "庭園", "정원", "الحديقة"),
-)
-_TYPES = (
-    ("Network", "Réseau", "Red", "Rede", "网络", "ネットワーク", "네트워크", "شبكة"),
-    ("Institute", "Institut", "Instituto", "Instituto", "研究所", "研究所", "연구소", "معهد"),
-    ("Orchestra", "Orchestre", "Orquesta", "Orquestra", "管弦乐团", "管弦楽団", "관현악단", "أوركسترا"),
-    ("Foundation", "Fondation", "Fundación", "Fundação", "基金会", "財団", "재단", "مؤسسة"),
-    ("Company", "Compagnie", "Compañía", "Companhia", "公司", "商会", "회사", "شركة"),
-    ("Academy", "Académie", "Academia", "Academia", "学院", "学院", "아카데미", "أكاديمية"),
-    ("Observatory", "Observatoire", "Observatorio", "Observatório", "天文台", "天文台", "천문대", "مرصد"),
-    ("Festival", "Festival", "Festival", "Festival", "节", "祭", "축제", "مهرجان"),
-    ("Museum", "Musée", "Museo", "Museu", "博物馆", "博物館", "박물관", "متحف"),
-    ("Library", "Bibliothèque", "Biblioteca", "Biblioteca", "图书馆", "図書館", "도서관", "مكتبة"),
-    ("Theatre", "Théâtre", "Teatro", "Teatro", "剧院", "劇場", "극장", "مسرح"),
-    ("Gallery", "Galerie", "Galería", "Galeria", "画廊", "画廊", "갤러리", "معرض"),
-)
+_ADJECTIVES = _VOCAB["adjectives"]
+_NOUNS = _VOCAB["nouns"]
+_TYPES = _VOCAB["types"]
 # Replaced answers naming an institute or academy get a campus: a new_ans string with
 # ", " inside that must not be split (as "University of California, Berkeley" in the real file).
-_CAMPUS = (
-    "North Campus",
-    "Campus Nord",
-    "Campus Norte",
-    "Campus Norte",
-    "北校区",
-    "北キャンパス",
-    "북부 캠퍼스",
-    "الحرم الشمالي",
-)
-_CATEGORIES = {  # ten items each, so an answer and its eight replacements can all differ
-    "instrument": (
-        ("piano", "piano", "piano", "piano", "钢琴", "ピアノ", "피아노", "بيانو"),
-        ("violin", "violon", "violín", "violino", "小提琴", "バイオリン", "바이올린", "كمان"),
-        ("flute", "flûte", "flauta", "flauta", "长笛", "フルート", "플루트", "ناي"),
-        ("harp", "harpe", "arpa", "harpa", "竖琴", "ハープ", "하프", "قيثارة"),
-        ("drum", "tambour", "tambor", "tambor", "鼓", "太鼓", "북", "طبل"),
-        ("guitar", "guitare", "guitarra", "guitarra", "吉他", "ギター", "기타", "غيتار"),
-        ("cello", "violoncelle", "violonchelo", "violoncelo", "大提琴", "チェロ", "첼로", "تشيلو"),
-        ("trumpet", "trompette", "trompeta", "trompete", "小号", "トランペット", "트럼펫", "بوق"),
-        ("organ", "orgue", "órgano", "órgão", "管风琴", "オルガン", "오르간", "أرغن"),
-        ("saxophone", "saxophone", "saxofón", "saxofone", "萨克斯管", "サックス", "색소폰", "ساكسفون"),
-    ),
-    "metal": (
-        ("gold", "or", "oro", "ouro", "金", "金", "금", "ذهب"),
-        ("silver", "argent", "plata", "prata", "银", "銀", "은", "فضة"),
-        ("copper", "cuivre", "cobre", "cobre", "铜", "銅", "구리", "نحاس"),
-        ("iron", "fer", "hierro", "ferro", "铁", "鉄", "철", "حديد"),
-        ("tin", "étain", "estaño", "estanho", "锡", "錫", "주석", "قصدير"),
-        ("zinc", "zinc", "zinc", "zinco", "锌", "亜鉛", "아연", "زنك"),
-        ("lead", "plomb", "plomo", "chumbo", "铅", "鉛", "납", "رصاص"),
-        ("nickel", "nickel", "níquel", "níquel", "镍", "ニッケル", "니켈", "نيكل"),
-        ("platinum", "platine", "platino", "platina", "铂", "白金", "백금", "بلاتين"),
-        ("aluminium", "aluminium", "aluminio", "alumínio", "铝", "アルミニウム", "알루미늄", "ألومنيوم"),
-    ),
-    "colour": (
-        ("red", "rouge", "rojo", "vermelho", "红色", "赤", "빨강", "أحمر"),
-        ("blue", "bleu", "azul", "azul", "蓝色", "青", "파랑", "أزرق"),
-        ("green", "vert", "verde", "verde", "绿色", "緑", "초록", "أخضر"),
-        ("yellow", "jaune", "amarillo", "amarelo", "黄色", "黄色", "노랑", "أصفر"),
-        ("black", "noir", "negro", "preto", "黑色", "黒", "검정", "أسود"),
-        ("white", "blanc", "blanco", "branco", "白色", "白", "하양", "أبيض"),
-        ("purple", "violet", "morado", "roxo", "紫色", "紫", "보라", "أرجواني"),
-        ("orange", "orange", "naranja", "laranja", "橙色", "オレンジ", "주황", "برتقالي"),
-        ("grey", "gris", "gris", "cinza", "灰色", "灰色", "회색", "رمادي"),
-        ("brown", "marron", "marrón", "castanho", "棕色", "茶色", "갈색", "بني"),
-    ),
-}
+_CAMPUS = _VOCAB["campus"]
+_CATEGORIES = _VOCAB["categories"]  # ten items each, so an answer and its eight replacements can all differ
 _LATIN = frozenset(("en", "fr", "es", "pt"))
 
 
@@ -197,16 +115,7 @@ def make_gold(out_dir: Path, seed: int, size: str) -> Path:
 
 # --------------------------------------------------------------------------- gold reader, submissions
 
-_ANSWER_TEMPLATES = {
-    "en": "The answer is {}.",
-    "fr": "La réponse est {}.",
-    "es": "La respuesta es {}.",
-    "pt": "A resposta é {}.",
-    "zh": "答案是{}。",
-    "ja": "答えは{}です。",
-    "ko": "정답은 {}입니다.",
-    "ar": "الإجابة هي {}.",
-}
+_ANSWER_TEMPLATES = _VOCAB["answer_templates"]
 
 
 def _listing(lang: str, value: str | list[str]) -> str:
@@ -254,84 +163,13 @@ def _acc(en: float, latin: float, cjk: float, ar: float) -> dict[str, float]:
     return {"en": en, "fr": latin, "es": latin, "pt": latin - 0.02, "zh": cjk, "ja": cjk - 0.03, "ko": cjk - 0.05, "ar": ar}
 
 
-_FUTUREPEDIA_SYSTEMS = (
-    _FuturepediaProfile(
-        "PolyRAG-XL: BGE-M3 + Qwen2.5-72B",
-        "polyrag-xl",
-        "Demo Lab A",
-        "BGE-M3",
-        "Qwen2.5-72B-Instruct",
-        "Strong and balanced across languages; names every source's answer.",
-        _acc(0.95, 0.9, 0.84, 0.8),
-        cross_factor=0.95,
-        copy_doc=0.05,
-        breadth=0.75,
-    ),
-    _FuturepediaProfile(
-        "EN-Pivot RAG: mE5 + Llama-3.1-70B",
-        "en-pivot-rag",
-        "Demo Lab B",
-        "multilingual-e5-large",
-        "Llama-3.1-70B-Instruct",
-        "Translates everything to English; trusts English documents.",
-        _acc(0.94, 0.72, 0.45, 0.38),
-        cross_factor=0.9,
-        english=0.75,
-        trust={"en": 12.0},
-        breadth=0.05,
-        ext=".jsonl.gz",
-    ),
-    _FuturepediaProfile(
-        "mE5 + Llama-3.1-8B",
-        "me5-llama-3-1-8b",
-        "Demo Lab C",
-        "multilingual-e5-base",
-        "Llama-3.1-8B-Instruct",
-        "Mid-size open pipeline; often echoes the document language.",
-        _acc(0.82, 0.7, 0.55, 0.5),
-        cross_factor=0.75,
-        copy_doc=0.3,
-        breadth=0.25,
-    ),
-    _FuturepediaProfile(
-        "Aya Expanse RAG",
-        "aya-expanse-rag",
-        "Demo Lab D",
-        "BGE-M3",
-        "aya-expanse-32b",
-        "Multilingual generator tuned for Arabic and Korean; prefers documents in the query language.",
-        {**_acc(0.85, 0.8, 0.72, 0.85), "ko": 0.8},
-        cross_factor=0.85,
-        copy_doc=0.1,
-        trust_query=4.0,
-        breadth=0.35,
-        ext=".json",
-    ),
-    _FuturepediaProfile(
-        "BM25 + mT5-base (baseline)",
-        "bm25-mt5-base",
-        "Demo Baselines",
-        "BM25",
-        "mT5-base",
-        "Lexical baseline with a small seq2seq reader.",
-        _acc(0.6, 0.5, 0.3, 0.25),
-        cross_factor=0.5,
-        copy_doc=0.35,
-        breadth=0.1,
-        ext=".jsonl.gz",
-    ),
-    _FuturepediaProfile(
-        "Gemma-2-9B monolingual",
-        "gemma-2-9b-mono",
-        "Demo Lab E",
-        "BGE-M3",
-        "Gemma-2-9B-it",
-        "Monolingual task only (doc_lang omitted, as the contract allows).",
-        _acc(0.88, 0.8, 0.62, 0.55),
-        tasks=("monolingual",),
-        mono_doc_lang=False,
-    ),
-)
+def _accuracy(table: dict[str, float]) -> dict[str, float]:
+    """A demo system's accuracy from its vocabulary entry: _acc of its en, latin, cjk and ar figures, then any
+    language it sets apart."""
+    return {**_acc(table["en"], table["latin"], table["cjk"], table["ar"]), **{k: v for k, v in table.items() if k in LANGS}}
+
+
+_FUTUREPEDIA_SYSTEMS = tuple(_FuturepediaProfile(**{**p, "accuracy": _accuracy(p["accuracy"])}) for p in _VOCAB["systems"])
 
 
 def _read_futurepedia(gold: Path) -> list[dict]:

@@ -1,7 +1,8 @@
 """Unidoc demo data: per-domain question files in the published UniDoc-Bench schema, and RAG runs on them.
 
-Every question, answer, fact and path is built from the templates and
-vocabularies below; the domains, answer types, question-type groups and
+Every question, answer, fact and path is built from the templates below and the
+vocabularies of assets/demo/vocab/unidoc.json (the domains' entities, metrics and
+wording, the demo systems); the domains, answer types, question-type groups and
 paradigms are the track's own (leaderboard.tracks.unidoc), not copies.
 """
 
@@ -24,10 +25,12 @@ from .common import (
     link,
     rng_for,
     submission_bytes,
+    vocab,
     write,
 )
 
 TRACK = "unidoc"
+_VOCAB = vocab(TRACK)
 
 
 # --------------------------------------------------------------------------- gold
@@ -104,216 +107,7 @@ def _m(*rows) -> tuple[_Metric, ...]:
     return tuple(_Metric(*row) for row in rows)
 
 
-_DOMAINS = {
-    "commerce_manufacturing": _Domain(
-        (
-            "Norden Tooling",
-            "Castellan Plastics",
-            "Meridian Components",
-            "Apex Fastener Works",
-            "Brightline Textiles",
-            "Kestrel Packaging",
-        ),
-        _m(
-            ("defect rate", "%", 0.2, 4.5, 1),
-            ("unit output", " thousand units", 40, 900, 0),
-            ("on-time delivery rate", "%", 80, 99, 1),
-            ("export sales", " million USD", 5, 400, 1),
-            ("inventory turnover", " times per year", 3, 15, 1),
-            ("capacity utilisation", "%", 55, 95, 0),
-        ),
-        (
-            "a new automated assembly line",
-            "higher raw material costs",
-            "supplier delays in the second half of the year",
-            "a shift toward premium product lines",
-        ),
-        ("production efficiency", "supply chain performance", "quality control", "export markets"),
-        ("annual manufacturing report", "plant performance review", "supplier scorecard"),
-    ),
-    "construction": _Domain(
-        (
-            "the Riverside Tower project",
-            "the Eastgate Bridge retrofit",
-            "the Harlow Housing Estate",
-            "the Summit Logistics Hub",
-            "the North Quay Terminal",
-            "the Greenfield School extension",
-        ),
-        _m(
-            ("concrete volume", " cubic metres", 800, 40000, 0),
-            ("schedule variance", " days", 2, 120, 0),
-            ("recordable incident rate", " per 100 workers", 0.3, 4.0, 2),
-            ("contract value", " million USD", 4, 600, 1),
-            ("steel tonnage", " tonnes", 150, 9000, 0),
-            ("cost overrun", "%", 0.5, 18, 1),
-        ),
-        (
-            "unusually wet weather during excavation",
-            "late delivery of structural steel",
-            "a redesign of the foundation system",
-            "labour shortages in skilled trades",
-        ),
-        ("site safety", "schedule performance", "material quantities", "project costs"),
-        ("project progress report", "construction safety bulletin", "bid evaluation summary"),
-    ),
-    "crm": _Domain(
-        (
-            "Helios Telecom",
-            "Bluewater Insurance",
-            "Orchard Retail Group",
-            "Vantage Software",
-            "Cobalt Airlines",
-            "Pinecrest Bank",
-        ),
-        _m(
-            ("customer churn rate", "%", 1, 25, 1),
-            ("net promoter score", " points", 5, 70, 0),
-            ("average first response time", " minutes", 2, 240, 0),
-            ("lead conversion rate", "%", 2, 40, 1),
-            ("customer lifetime value", " USD", 200, 9000, 0),
-            ("support ticket volume", " tickets", 1000, 90000, 0),
-        ),
-        (
-            "a redesigned onboarding journey",
-            "a price increase on the basic plan",
-            "the launch of a self-service portal",
-            "staff turnover in the contact centre",
-        ),
-        ("customer retention", "service quality", "the sales pipeline", "customer satisfaction"),
-        ("customer experience report", "CRM platform white paper", "quarterly sales review"),
-    ),
-    "education": _Domain(
-        (
-            "Lakeside Community College",
-            "Westbrook School District",
-            "Northern State University",
-            "Maple Grove Academy",
-            "Riverton Technical Institute",
-            "Hillcrest Primary School",
-        ),
-        _m(
-            ("graduation rate", "%", 55, 98, 1),
-            ("student-teacher ratio", " students per teacher", 9, 32, 1),
-            ("enrolment", " students", 300, 40000, 0),
-            ("average test score", " points", 180, 320, 0),
-            ("spending per pupil", " USD", 6000, 24000, 0),
-            ("first-year retention rate", "%", 60, 97, 1),
-        ),
-        (
-            "an expanded tutoring programme",
-            "changes to admission requirements",
-            "new state funding for teachers",
-            "the move to online instruction",
-        ),
-        ("student outcomes", "school funding", "enrolment trends", "teaching staff"),
-        ("district performance report", "accreditation self-study", "education policy brief"),
-    ),
-    "energy": _Domain(
-        (
-            "the Westwind Offshore Farm",
-            "the Sunridge Solar Park",
-            "the Coldwater Hydro Station",
-            "the Prairie Grid Cooperative",
-            "the Harbour Gas Terminal",
-            "the Redrock Geothermal Plant",
-        ),
-        _m(
-            ("installed capacity", " MW", 20, 1800, 0),
-            ("capacity factor", "%", 15, 92, 1),
-            ("annual generation", " GWh", 40, 9000, 0),
-            ("carbon intensity", " gCO2 per kWh", 5, 650, 0),
-            ("levelised cost of electricity", " USD per MWh", 25, 140, 1),
-            ("grid availability", "%", 90, 99.9, 1),
-        ),
-        (
-            "lower wind speeds than forecast",
-            "a planned turbine maintenance campaign",
-            "new battery storage coming online",
-            "higher natural gas prices",
-        ),
-        ("the generation mix", "plant performance", "emissions", "electricity costs"),
-        ("annual energy outlook", "plant operations report", "grid reliability assessment"),
-    ),
-    "finance": _Domain(
-        (
-            "Harborview Bank",
-            "Stonegate Capital",
-            "the Alder Pension Fund",
-            "Crescent Insurance Group",
-            "Tidewater Credit Union",
-            "Summit Asset Management",
-        ),
-        _m(
-            ("net interest margin", "%", 1.2, 4.8, 2),
-            ("return on equity", "%", 3, 22, 1),
-            ("total assets", " billion USD", 1, 900, 1),
-            ("cost-to-income ratio", "%", 35, 80, 1),
-            ("non-performing loan ratio", "%", 0.3, 9, 2),
-            ("dividend per share", " USD", 0.1, 6, 2),
-        ),
-        (
-            "higher policy interest rates",
-            "lower loan-loss provisions",
-            "a one-off restructuring charge",
-            "strong growth in fee income",
-        ),
-        ("profitability", "asset quality", "the capital position", "shareholder returns"),
-        ("annual financial report", "investor presentation", "credit rating note"),
-    ),
-    "healthcare": _Domain(
-        (
-            "Saint Aldric Hospital",
-            "Meadowbrook Clinic",
-            "the Northshore Health Network",
-            "Cedar Valley Medical Centre",
-            "Bayview Children's Hospital",
-            "Oakridge Rehabilitation Centre",
-        ),
-        _m(
-            ("average length of stay", " days", 2, 14, 1),
-            ("30-day readmission rate", "%", 4, 22, 1),
-            ("bed occupancy rate", "%", 60, 98, 1),
-            ("vaccination coverage", "%", 50, 98, 1),
-            ("median waiting time", " minutes", 10, 240, 0),
-            ("patient satisfaction score", " out of 100", 55, 95, 0),
-        ),
-        (
-            "a new discharge planning protocol",
-            "a seasonal influenza outbreak",
-            "additional nursing staff",
-            "the opening of a day-surgery unit",
-        ),
-        ("patient outcomes", "hospital capacity", "preventive care", "access to services"),
-        ("clinical quality report", "public health bulletin", "hospital annual review"),
-    ),
-    "legal": _Domain(
-        (
-            "the Commercial Court",
-            "the Appeals Tribunal",
-            "the Data Protection Authority",
-            "the Competition Commission",
-            "the Labour Relations Board",
-            "the Consumer Ombudsman",
-        ),
-        _m(
-            ("case backlog", " cases", 200, 20000, 0),
-            ("average time to judgment", " days", 40, 700, 0),
-            ("appeal success rate", "%", 5, 45, 1),
-            ("total fines imposed", " million EUR", 0.5, 900, 1),
-            ("settlement rate", "%", 20, 85, 1),
-            ("number of complaints received", " complaints", 100, 30000, 0),
-        ),
-        (
-            "new procedural rules for small claims",
-            "a surge in cross-border disputes",
-            "the appointment of additional judges",
-            "a landmark ruling that clarified liability",
-        ),
-        ("the caseload", "enforcement activity", "procedural efficiency", "complaint handling"),
-        ("annual judicial statistics report", "regulatory enforcement review", "legal practice guidance note"),
-    ),
-}
+_DOMAINS = {domain: _Domain(**{**d, "metrics": _m(*d["metrics"])}) for domain, d in _VOCAB["domains"].items()}
 
 
 @dataclass
@@ -592,37 +386,8 @@ _FIGURE_SOURCE = re.compile(r"([^/]+)/(?:figure|table)-(\d+)-\d+\.\w+$")
 _MODALITY = {"chunk": "text", "img": "image", "tab": "table"}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
 _WORD = re.compile(r"\w+")
-_FUNCTION_WORDS = frozenset(
-    (
-        "a",
-        "an",
-        "and",
-        "at",
-        "by",
-        "for",
-        "from",
-        "in",
-        "is",
-        "its",
-        "of",
-        "on",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "while",
-        "with",
-    )
-)
-_UNSUPPORTED = (
-    "Analysts expect this trend to continue over the next five years.",
-    "The figures were independently audited by an external firm.",
-    "Regional differences were not statistically significant.",
-    "Management plans to revisit the target in the next reporting cycle.",
-    "A similar pattern was observed among comparable organisations abroad.",
-    "The data were revised twice after the first publication.",
-)
+_FUNCTION_WORDS = frozenset(_VOCAB["function_words"])
+_UNSUPPORTED = _VOCAB["unsupported"]
 
 
 @dataclass(frozen=True)
@@ -711,123 +476,7 @@ class _UnidocProfile:
         return out
 
 
-_UNIDOC_SYSTEMS = (
-    _UnidocProfile(
-        "TextRAG: BGE-M3 + Qwen2.5-7B",
-        "textrag-bge-m3-qwen2-5-7b",
-        "Demo Lab A",
-        "text",
-        "BGE-M3 over OCR text chunks",
-        "Qwen2.5-7B-Instruct",
-        "Text-only pipeline: parsed text chunks, dense retrieval, text LLM.",
-        ("text",),
-        {"text": 0.85, "image": 0.15, "table": 0.5},
-        1.6,
-        0.3,
-        0.85,
-        0.15,
-        0.25,
-    ),
-    _UnidocProfile(
-        "ColPali pages + Qwen2.5-VL-7B",
-        "colpali-qwen2-5-vl-7b",
-        "Demo Lab B",
-        "image",
-        "colpali-v1.3 over page images",
-        "Qwen2.5-VL-7B-Instruct",
-        "Image-only pipeline: page screenshots, late-interaction retrieval, VLM reader.",
-        ("image",),
-        {"text": 0.45, "image": 0.85, "table": 0.7},
-        1.6,
-        0.2,
-        0.8,
-        0.15,
-        0.25,
-    ),
-    _UnidocProfile(
-        "Joint MM embedding (GME-7B) + GPT-4o-mini",
-        "gme-7b-gpt-4o-mini",
-        "Demo Lab C",
-        "mm-joint",
-        "GME-Qwen2-VL-7B joint text-image index",
-        "gpt-4o-mini",
-        "One multimodal embedding space for text chunks, figures and tables.",
-        ("text", "image"),
-        {"text": 0.7, "image": 0.7, "table": 0.65},
-        1.7,
-        0.3,
-        0.85,
-        0.2,
-        0.2,
-    ),
-    _UnidocProfile(
-        "MM fusion: BGE-M3 + ColQwen2, RRF + GPT-4o",
-        "mm-fusion-rrf-gpt-4o",
-        "Demo Lab A",
-        "mm-fusion",
-        "BGE-M3 (text) and colqwen2-v1.0 (images), reciprocal rank fusion",
-        "gpt-4o",
-        "Separate text and image retrievers fused with RRF; the strongest demo system.",
-        ("text", "image", "table"),
-        {"text": 0.88, "image": 0.85, "table": 0.82},
-        2.2,
-        0.4,
-        0.92,
-        0.25,
-        0.1,
-        with_question=True,
-    ),
-    _UnidocProfile(
-        "BM25 + Llama-3.1-8B (baseline)",
-        "bm25-llama-3-1-8b",
-        "Demo Baselines",
-        "text",
-        "BM25 over OCR text",
-        "Llama-3.1-8B-Instruct",
-        "Lexical baseline: no layout, no images.",
-        ("text",),
-        {"text": 0.5, "image": 0.08, "table": 0.3},
-        0.8,
-        0.1,
-        0.7,
-        0.1,
-        0.45,
-        ext=".json",
-    ),
-    _UnidocProfile(
-        "Jina-CLIP v2 retrieval only",
-        "jina-clip-v2-retrieval",
-        "Demo Lab D",
-        "mm-joint",
-        "jina-clip-v2 joint index",
-        None,
-        "Retrieval-only run: no generated answers, so no judge metrics.",
-        ("text", "image"),
-        {"text": 0.72, "image": 0.75, "table": 0.7},
-        1.5,
-        0.25,
-        0,
-        0,
-        0,
-    ),
-    _UnidocProfile(
-        "VisRAG-Ret + MiniCPM-V (partial run)",
-        "visrag-minicpm-v-partial",
-        "Demo Lab E",
-        "image",
-        "VisRAG-Ret over page images",
-        "MiniCPM-V-2.6",
-        "Covers about 80% of the questions: the rest count as missing.",
-        ("image",),
-        {"text": 0.5, "image": 0.8, "table": 0.72},
-        1.4,
-        0.2,
-        0.8,
-        0.15,
-        0.3,
-        coverage=0.8,
-    ),
-)
+_UNIDOC_SYSTEMS = tuple(_UnidocProfile(**p) for p in _VOCAB["systems"])
 
 
 def _pages(rng: random.Random, page: int, modality: str) -> list[int]:

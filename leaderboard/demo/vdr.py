@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from ..tracks.vdr import FAMILIES, METHODS
-from .common import DemoGenerator, Submission, link, np_rng_for, rng_for, submission_bytes, write
+from .common import DemoGenerator, Submission, link, np_rng_for, rng_for, submission_bytes, vocab, write
 
 TRACK = "vdr"
+_VOCAB = vocab(TRACK)
 
 
 # --------------------------------------------------------------------------- gold
@@ -88,50 +89,23 @@ class _VdrProfile:
     ext: str = ".jsonl"
 
 
-def _profile_vdr(model: str, method: str, ratio: float, org: str, description: str, **kw) -> _VdrProfile:
+def _profile_vdr(
+    model: str, method: str, ratio: float, organization: str, description: str, family: str | None = None, **kw
+) -> _VdrProfile:
+    """A demo system from its vocabulary entry; `family`: it ran on that dataset family of the track only."""
     label = "uncompressed" if method == "none" else f"{method} {ratio:.0%}"
     slug = f"{model}-{method}" + ("" if method == "none" else f"-{round(ratio * 100)}")
-    return _VdrProfile(f"{model} ({label})", slug.lower().replace(".", "-"), org, model, method, ratio, description, **kw)
+    if family is not None:
+        kw["datasets"] = FAMILIES[family]
+    return _VdrProfile(
+        f"{model} ({label})", slug.lower().replace(".", "-"), organization, model, method, ratio, description, **kw
+    )
 
 
-_VDR_SYSTEMS = (
-    _profile_vdr("colqwen2-v1.0", "none", 0.0, "Demo Lab A", "Full multi-vector index, no compression."),
-    _profile_vdr("colqwen2-v1.0", "prune", 0.5, "Demo Lab A", "Attention-score token pruning."),
-    _profile_vdr("colqwen2-v1.0", "prune", 0.75, "Demo Lab A", "Attention-score token pruning."),
-    _profile_vdr("colqwen2-v1.0", "merge", 0.5, "Demo Lab B", "Semantic clustering of patch vectors."),
-    _profile_vdr("colqwen2-v1.0", "merge", 0.75, "Demo Lab B", "Semantic clustering of patch vectors."),
-    _profile_vdr("colqwen2-v1.0", "merge", 0.9, "Demo Lab B", "Semantic clustering of patch vectors.", ext=".jsonl.gz"),
-    _profile_vdr("colqwen2-v1.0", "prune-then-merge", 0.75, "Demo Lab C", "Prune background patches, then merge."),
-    _profile_vdr(
-        "colqwen2-v1.0", "prune-then-merge", 0.9, "Demo Lab C", "Prune background patches, then merge.", ext=".jsonl.gz"
-    ),
-    _profile_vdr(
-        "colpali-v1.3", "none", 0.0, "Demo Lab D", "Full multi-vector index, no compression.", with_bytes=False, ext=".json"
-    ),
-    _profile_vdr("colpali-v1.3", "merge", 0.75, "Demo Lab D", "Hierarchical token merging.", with_bytes=False),
-    _profile_vdr(
-        "colpali-v1.3",
-        "prune",
-        0.9,
-        "Demo Lab D",
-        "Aggressive pruning; one dataset has queries without a ranking.",
-        with_bytes=False,
-        drop=0.1,
-        ext=".jsonl.gz",
-    ),
-    _profile_vdr("colsmol-256M", "none", 0.0, "Demo Lab E", "Small model, full index."),
-    _profile_vdr("colsmol-256M", "merge", 0.5, "Demo Lab E", "Small model, merged index; ViDoRe-V2 only.", datasets=VIDORE_V2),
-    # A run on the easier ViDoRe-V1 datasets only: averaged over its own datasets it would outrank complete
-    # runs of its model; over every dataset of the gold (the missing ones at 0) it falls below them.
-    _profile_vdr(
-        "colpali-v1.3",
-        "prune-then-merge",
-        0.5,
-        "Demo Lab F",
-        "Prune, then merge; run on the ViDoRe-V1 datasets only (the easier family).",
-        datasets=VIDORE_V1,
-    ),
-)
+# The demo systems (assets/demo/vocab/vdr.json). One runs on the easier ViDoRe-V1 datasets only: averaged over
+# its own datasets it would outrank complete runs of its model; over every dataset of the gold (the missing ones
+# at 0) it falls below them.
+_VDR_SYSTEMS = tuple(_profile_vdr(**p) for p in _VOCAB["systems"])
 
 
 def _read_qrels(gold_dir: Path) -> dict[str, dict[str, dict[str, int]]]:

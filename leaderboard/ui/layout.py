@@ -1,7 +1,7 @@
 """The Gradio page, generated from the track registry: one tab per track, then compare, system, submit, about.
 
 Each tab is a unit (ui/tabs/): it builds its components, wires its events and restores itself from a permalink.
-Handlers only call views.py / the board service; nothing here parses a submission or computes a metric.
+Handlers only call the views (ui/views/) / the board service; nothing here parses a submission or computes a metric.
 """
 
 from __future__ import annotations

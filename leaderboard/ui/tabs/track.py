@@ -7,6 +7,7 @@ import gradio as gr
 from ...ranking import BOARD, OFFICIAL, protocol_of
 from ...service import Board
 from ...tracks import Track
+from .. import columns as cols
 from .. import figures, html, urlstate, views
 from .common import IN_ORDER, Page, accepts_labels, by_label, current_choices, export_dir, keyed
 
@@ -97,7 +98,7 @@ class TrackTab:
         page_rows = views.page_rows(self.board)
         if on_screen:
             # the initial page only: formatting cost stays that of one page however many systems the board has
-            disp, raw, every = views.table_page(board, t.name, show_reported=True, rows=page_rows)
+            disp, raw, every = views.table_page(board, t.name, views.TableView(show_reported=True, rows=page_rows))
             note = views.page_note(raw, every)
             value, datatype = views.table_value(disp, raw, t), views.datatypes(disp, t)
             # Its leaders come with the page's load, which selects the tab and so re-renders its table and leaders
@@ -180,91 +181,76 @@ class TrackTab:
     def export_by_name(self, **controls):
         return self.export(*(controls[n] for n in self.export_inputs))
 
-    def render(self, active, rank_by, slice_choice, search, *rest, leaders: bool = True):
+    def view(self, controls, rows: bool = True) -> views.TableView:
+        """The controls' values as Gradio passes them (`controls` order; `rows` False: `export_inputs` order)."""
+        return views.TableView.from_controls(self.track, controls, views.page_rows(self.board), rows)
+
+    def render(self, active, *controls, leaders: bool = True):
         """(table update, URL query, leaders, ...) for the current controls; the URL only while this tab is on
         screen. `leaders`: False leaves them out (the table API returns the table alone: on a track's first
         request at 10,000 systems, the leaders are a quarter of its cost)."""
-        filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
-        columns = rest[len(self.filter_fields)]
-        show = self._show_reported(rest)
-        wanted = rest[len(self.filter_fields) + 2] if len(rest) > len(self.filter_fields) + 2 else None
-        rows = views.rows_wanted(wanted, views.page_rows(self.board))
-        protocol = self._protocol(rest, len(self.filter_fields) + 3)
-        disp, raw, every = views.table_page(
-            self.board, self.track.name, rank_by, slice_choice, search or "", filters, columns, show, rows, protocol
-        )
+        return self.render_view(active, self.view(controls), leaders)
+
+    def render_view(self, active, view: views.TableView, leaders: bool = True):
+        t = self.track
+        disp, raw, every = views.table_page(self.board, t.name, view)
         cut = views.page_note(raw, every)
-        note = " · ".join(n for n in (views.protocol_note(self.track, protocol, show), cut) if n)
-        pinned = sum(1 for c in views.shown_columns(disp, self.track) if c.kind == "rank") + 1  # ranks and System
-        rank_key = views.cols.metric_key(self.track, rank_by)
-        keys = views.cols.keys_of(self.track, columns)
+        note = " · ".join(n for n in (views.protocol_note(t, view.protocol, view.show_reported), cut) if n)
+        pinned = sum(1 for c in views.shown_columns(disp, t) if c.kind == "rank") + 1  # ranks and System
+        rank_key = cols.metric_key(t, view.rank_by)
+        keys = cols.keys_of(t, view.columns)
         query = urlstate.encode(
             {
-                "tab": self.track.name,
+                "tab": t.name,
                 "rank": rank_key,
-                "slice": None if slice_choice == views.ALL else slice_choice,
-                "q": search,
-                **{f"f.{k}": v for k, v in filters.items()},
-                "cols": None if set(keys) == set(views.default_columns(self.track)) else keys or ["-"],
-                "reported": None if show or not self.track.reported_files else "0",
-                "rows": None if rows == views.page_rows(self.board) else str(rows),
-                "protocol": None if protocol == BOARD else protocol,
+                "slice": None if view.scores_on == views.ALL else view.scores_on,
+                "q": view.search,
+                **{f"f.{k}": v for k, v in view.filters.items()},
+                "cols": None if set(keys) == set(views.default_columns(t)) else keys or ["-"],
+                "reported": None if view.show_reported or not t.reported_files else "0",
+                "rows": None if view.rows == views.page_rows(self.board) else str(view.rows),
+                "protocol": None if view.protocol == BOARD else view.protocol,
             }
         )
-        rank_label = self.track.metric(rank_key).label
-        scope = "" if slice_choice in (None, views.ALL) else f", scores on {slice_choice}"
-        shown = views.leaders_html(self.board, self.track, every, rank_key, protocol) if scope == "" and leaders else ""
+        rank_label = t.metric(rank_key).label
+        scope = "" if view.scores_on in (None, views.ALL) else f", scores on {view.scores_on}"
+        shown = views.leaders_html(self.board, t, every, rank_key, view.protocol) if scope == "" and leaders else ""
         return (
             gr.update(
-                value=views.table_value(disp, raw, self.track),
-                datatype=views.datatypes(disp, self.track),
+                value=views.table_value(disp, raw, t),
+                datatype=views.datatypes(disp, t),
                 pinned_columns=pinned,
-                column_widths=views.column_widths(disp, self.track),
-                label=f"{self.track.title}: ranked by {rank_label}{scope}" + (f" · {note}" if note else ""),
+                column_widths=views.column_widths(disp, t),
+                label=f"{t.title}: ranked by {rank_label}{scope}" + (f" · {note}" if note else ""),
             ),
-            query if active == self.track.name else gr.update(),
+            query if active == t.name else gr.update(),
             shown,
             gr.update(visible=bool(cut)),
-            gr.update(visible=bool(cut) or rows != views.page_rows(self.board)),
+            gr.update(visible=bool(cut) or view.rows != views.page_rows(self.board)),
         )
 
     def table_api(self, *controls):
         """The table for a view, as an API endpoint (no URL side effect)."""
         return self.render(None, *controls, leaders=False)[0]
 
-    def _protocol(self, rest, at: int) -> str:
-        """The "Scores" choice from the controls after the filters (at `at`; an older caller without it: the board's)."""
-        return protocol_of(self.track, rest[at] if len(rest) > at else BOARD)
-
-    def _show_reported(self, rest) -> bool:
-        """The toggle's value from the controls after the filters (columns, then the toggle; an older caller: on)."""
-        value = rest[len(self.filter_fields) + 1] if len(rest) > len(self.filter_fields) + 1 else True
-        return value is not False and bool(self.track.reported_files)
-
-    def export(self, rank_by, slice_choice, search, *rest):
-        """The view's every row as CSV; `rest` in `export_inputs` order (filters, columns, show_reported, protocol)."""
-        filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
-        protocol = self._protocol(rest, len(self.filter_fields) + 2)
-        raw = views.filtered_table(
-            self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest), protocol
-        )
+    def export(self, *controls):
+        """The view's every row as CSV; `controls` in `export_inputs` order (no rows: the CSV has every row)."""
+        view = self.view(controls, rows=False)
+        raw = views.view_rows(self.board, self.track.name, view)
         keep = [c for c in raw.columns if c not in ("judging", "errors", "flag_reason")]
-        suffix = "" if protocol == BOARD else f"-{protocol}"  # the file says which scores it holds
+        suffix = "" if view.protocol == BOARD else f"-{view.protocol}"  # the file says which scores it holds
         path = export_dir() / f"{self.track.name}-leaderboard{suffix}.csv"
         views.csv_safe(raw[keep]).to_csv(path, index=False)
         return str(path)
 
-    def chart(self, index, metric_label, system_id, rank_by, slice_choice, search, *rest):
-        filters = dict(zip([f.key for f in self.filter_fields], rest[: len(self.filter_fields)]))
-        protocol = self._protocol(rest, len(self.filter_fields) + 3)
-        raw = views.filtered_table(
-            self.board, self.track.name, rank_by, slice_choice, search or "", filters, self._show_reported(rest), protocol
-        )
+    def chart(self, index, metric_label, system_id, *controls):
+        view = self.view(controls)
+        raw = views.view_rows(self.board, self.track.name, view)
         raw, note = views.chart_rows(raw, system_id)  # the top systems and the pick, not 10,000 series
-        systems = views.chart_systems(self.board, self.track.name, raw, protocol)
+        systems = views.chart_systems(self.board, self.track.name, raw, view.protocol)
         fig = views.chart(self.track, index, systems, metric_label, system_id)
         if self.track.deviations:  # which scores these are, and what the reported ones are beside them
-            fig = figures.with_protocol(fig, protocol == OFFICIAL, any(s.get("reported") for _, s in systems))
+            fig = figures.with_protocol(fig, view.protocol == OFFICIAL, any(s.get("reported") for _, s in systems))
         one_system = self.track.charts[index].kind == "pair_heatmap"  # draws the picked system alone: nothing left out
         return fig if one_system else figures.with_note(fig, note)
 
@@ -303,8 +289,8 @@ class TrackTab:
         params = params if tab == self.id else {}
         t = self.track
         slice_choice = urlstate.first(params, "slice", views.ALL)
-        cols = params.get("cols")
-        rank_key = views.cols.metric_key(t, urlstate.first(params, "rank"))  # key, or an older link's label
+        shown_cols = params.get("cols")
+        rank_key = cols.metric_key(t, urlstate.first(params, "rank"))  # key, or an older link's label
         slice_choice = slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL
         search = urlstate.first(params, "q", "")
         out: dict = {}
@@ -325,7 +311,7 @@ class TrackTab:
             wanted.append([v for v in by_label(pairs, params.get(f"f.{f.key}", [])) if v in {k for _, k in pairs}])
             put(control, wanted[-1], choices=pairs)
         optional = {k for _, k in views.optional_columns(t)}
-        columns = [k for k in views.cols.keys_of(t, cols) if k in optional] if cols else views.default_columns(t)
+        columns = [k for k in cols.keys_of(t, shown_cols) if k in optional] if shown_cols else views.default_columns(t)
         show = urlstate.first(params, "reported", "1") != "0"
         rows = views.rows_wanted(urlstate.first(params, "rows"), views.page_rows(self.board))
         protocol = protocol_of(t, urlstate.first(params, "protocol", BOARD))  # the board's on a track without deviations
@@ -336,9 +322,8 @@ class TrackTab:
         # A link opening on a track not drawn yet: draw it now. (The tab a page opens on is selected by the page's
         # load, and its select re-renders its table: with the board as it is then, its leaders included.)
         if tab == self.id and not self.drawn_at_build:
-            table, _, leaders, more, rows_shown = self.render(
-                None, rank_key, slice_choice, search, *wanted, columns, show, rows, protocol
-            )
+            view = self.view([rank_key, slice_choice, search, *wanted, columns, show, rows, protocol])
+            table, _, leaders, more, rows_shown = self.render_view(None, view)
             out.update({self.table: table, self.leaders: leaders, self.more: more, self.rows: {**rows_shown, "value": rows}})
             out[self.chart_system] = self.repick_system(None)
         else:  # drawn already (or drawn when it opens): left as it is
