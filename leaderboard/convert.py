@@ -476,16 +476,16 @@ def add_parser(sub) -> None:
     p.add_argument("--out", required=True, help="the submission to write (.jsonl, .json, optionally .gz)")
     p.add_argument("--format", choices=formats, help="input format (default: from the track and the file extension)")
     p.add_argument("--dataset", action="append", help="dataset of each input, in order (default: the file stem)")
-    p.add_argument(
-        "--language",
-        action="append",
-        help="futurepedia: the language of each input, in order: LANG, or QUERY-DOC for crosslingual (default: from the NALE file name)",
-    )
-    p.add_argument("--task", choices=("monolingual", "crosslingual", "selection"), help="futurepedia: the task of every input")
+    helps: dict[str, list[str]] = {}
+    for t in TRACKS.values():
+        for flag, text in t.run_options:
+            helps.setdefault(flag, []).append(f"{t.name}: {text}")
+    p.add_argument("--language", action="append", help="; ".join(helps.get("language", [])))
+    tasks = [x for t in TRACKS.values() for x in t.run_tasks]
+    p.add_argument("--task", choices=tasks or None, help="; ".join(helps.get("task", [])))
     p.add_argument("--max-bytes", type=int, help=f"largest input file, decompressed (default {MAX_INPUT_BYTES:,})")
-    p.add_argument(
-        "--max-line-bytes", type=int, help="longest line of a line format (default: 64 KiB; unidoc, futurepedia 64 MiB)"
-    )
+    larger = ", ".join(f"{t.name} {t.run_line_bytes >> 20} MiB" for t in TRACKS.values() if t.run_line_bytes)
+    p.add_argument("--max-line-bytes", type=int, help=f"longest line of a line format (default: 64 KiB; {larger})")
     p.add_argument("--name", help="system.name")
     p.add_argument("--field", action="append", metavar="KEY=VALUE", help="another system field (repeatable)")
     p.add_argument("--system-json", help="the whole system object, inline JSON or a file (flags override its keys)")

@@ -289,6 +289,9 @@ class Track(ABC):
     run_formats: tuple[str, ...] = ()
     run_row_keys: tuple[str, ...] = ()  # the keys of a row the converter reads (others are dropped when parsed)
     run_line_bytes: int = 0  # the longest line a row format may have by default (0: convert.py's default)
+    # convert's options the track's run formats read beyond the common ones: (flag, help), e.g. ("task", "...")
+    run_options: tuple[tuple[str, str], ...] = ()
+    run_tasks: tuple[str, ...] = ()  # the choices of --task, when the track reads it
 
     def records_from_run(self, fmt: str, run, problems: list[str], options: dict | None = None) -> list[dict]:
         """This track's prediction records from a run read by convert.py; every problem appended, precisely.

@@ -236,6 +236,14 @@ class FuturepediaTrack(Track):
     # The NALE scripts' prediction files: JSONL (named .json), one per task and language (futurepedia_runs.py).
     run_formats = ("jsonl",)
     run_line_bytes = 64 << 20  # a selection line carries the documents of all 8 languages
+    run_options = (
+        (
+            "language",
+            "the language of each input, in order: LANG, or QUERY-DOC for crosslingual (default: from the NALE file name)",
+        ),
+        ("task", "the task of every input (default: from the NALE file name or its lines)"),
+    )
+    run_tasks = TASKS
 
     # what the converter reads of a line: the score fields only tell the task (futurepedia_runs._FIELD_TASK)
     run_row_keys = ("id", "prediction", "ans", "ngram_labels", "code_switch_ngram", "lang_ngram")
