@@ -203,11 +203,18 @@ def load_qrels(dataset: HubDataset) -> HubQrels:
 
 def _current_commit(dataset: HubDataset) -> str | None:
     """The commit `dataset.revision` points to, asked of the Hub (None offline: `datasets` then uses its cache)."""
+    info = dataset_info(dataset)
+    return None if info is None else info.sha
+
+
+def dataset_info(dataset: HubDataset):
+    """The Hub's DatasetInfo of `dataset` at its revision (commit, files); None when the Hub client is offline.
+    Every failure is one HubGoldError line naming the dataset."""
     from huggingface_hub import HfApi
     from huggingface_hub.errors import OfflineModeIsEnabled, RepositoryNotFoundError, RevisionNotFoundError
 
     try:
-        info = HfApi(endpoint=_access.endpoint).dataset_info(dataset.repo_id, revision=dataset.revision, timeout=_access.timeout)
+        return HfApi(endpoint=_access.endpoint).dataset_info(dataset.repo_id, revision=dataset.revision, timeout=_access.timeout)
     except OfflineModeIsEnabled:
         return None
     except RevisionNotFoundError:
@@ -218,7 +225,6 @@ def _current_commit(dataset: HubDataset) -> str | None:
         ) from None
     except Exception as exc:  # network errors of every kind (httpx, OSError, HTTP 5xx): the Hub did not answer
         raise HubGoldError(f"{dataset.repo_id}: the Hub cannot be reached ({_short(exc)})") from None
-    return info.sha
 
 
 def _read_through_datasets(dataset: HubDataset, revision: str | None) -> tuple[dict[str, dict[str, float]], str]:

@@ -388,22 +388,9 @@ def read_hub(dataset: HubDataset) -> GoldRead:
 
 def _listing(dataset: HubDataset) -> tuple[str, list[str]] | None:
     """(commit, file paths) of the revision asked for; None when the Hub client is offline."""
-    from huggingface_hub import HfApi
-    from huggingface_hub.errors import OfflineModeIsEnabled, RepositoryNotFoundError, RevisionNotFoundError
-
-    try:
-        hub = beir_hub.access()
-        info = HfApi(endpoint=hub.endpoint).dataset_info(dataset.repo_id, revision=dataset.revision, timeout=hub.timeout)
-    except OfflineModeIsEnabled:
+    info = beir_hub.dataset_info(dataset)
+    if info is None:
         return None
-    except RevisionNotFoundError:
-        raise HubGoldError(f"{dataset.repo_id}: no revision {dataset.revision!r} on the Hub") from None
-    except RepositoryNotFoundError:
-        raise HubGoldError(
-            f"{dataset.repo_id}: no such dataset on the Hub (or it is private and HF_TOKEN cannot read it)"
-        ) from None
-    except Exception as exc:  # network errors of every kind: the Hub did not answer
-        raise HubGoldError(f"{dataset.repo_id}: the Hub cannot be reached ({_short(exc)})") from None
     return info.sha or "", [s.rfilename for s in info.siblings or []]
 
 
