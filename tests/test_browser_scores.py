@@ -2,66 +2,30 @@
 Playwright, as tests/test_browser.py): the table's values and ranks, the chart, the reported-row legend and the
 permalink follow it.
 
-A track that declares no deviation shows the choice disabled, with why. Until the real tracks declare theirs,
-vdr gets one here (`missing-datasets-score-0` of SCORING.md, computed from its per-query scores: the official
-protocol averages the datasets a run covers), patched into the in-process app; a track that declares its own is
-tested as it is.
+A track that declares no deviation shows the choice disabled, with why; every real track declares its own.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import types
 from pathlib import Path
 
-import numpy as np
 import pytest
 from test_browser import ARGS, CHROMIUM, DESKTOP, SHOTS, TIMEOUT, header_index, open_board, plot_svg_text, query, rows
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 
 from leaderboard.ranking import OFFICIAL  # noqa: E402
-from leaderboard.summarise import summarise  # noqa: E402
 from leaderboard.tracks import TRACKS  # noqa: E402
-from leaderboard.tracks.base import Deviation  # noqa: E402
 from leaderboard.ui import figures, views  # noqa: E402
 from leaderboard.ui.tabs.track import SAME_PROTOCOL  # noqa: E402
 
 from appserver import running_app  # noqa: E402
 
-VDR_FIX = Deviation(
-    "missing-datasets-score-0",
-    "averages nDCG@5 over the datasets the run covers",
-    "averages it over every dataset of the gold, a dataset without any ranking scoring 0",
-    "a run on a subset must not outrank complete runs by skipping hard datasets",
-)
-
-
-def vdr_score_with(track, run, gold, fixes, verdicts=None):
-    """The vdr board's scores, or (without the fix) nDCG@5 over the covered datasets with its own interval."""
-    board = type(track).score(track, run, gold, verdicts)
-    if VDR_FIX.name in fixes:
-        return board
-    index = track.units(gold, "ndcg@5")
-    per_query = board.units["ndcg@5"]
-    covered = np.array([ds in set(board.extra["datasets"]) for ds in index.strata])
-    official = summarise(index, {"ndcg@5": np.nan_to_num(per_query)}, ~np.isnan(per_query), scope=covered)
-    return dataclasses.replace(
-        board,
-        overall={**board.overall, "ndcg@5": official.overall["ndcg@5"]},
-        ci={**board.ci, "ndcg@5": official.ci["ndcg@5"]},
-    )
-
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        vdr = TRACKS["vdr"]
-        if not vdr.deviations:  # the real declaration, once there, is what is tested
-            mp.setattr(vdr, "deviations", (VDR_FIX,))
-            mp.setattr(vdr, "score_with", types.MethodType(vdr_score_with, vdr))
-        with running_app(tmp_path_factory.mktemp("browser-scores")) as running:
-            yield running
+    with running_app(tmp_path_factory.mktemp("browser-scores")) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
