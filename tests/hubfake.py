@@ -1212,3 +1212,15 @@ try:  # a ready-made fixture for test modules: `from hubfake import fake_hub`
 
 except ImportError:  # bench scripts run without pytest
     pass
+
+
+def child_env(hub, tmp_path) -> dict[str, str]:
+    """The environment of a child process that reads gold from `hub` with private caches under `tmp_path`."""
+    return {
+        "HF_ENDPOINT": hub.url,
+        "HF_HUB_OFFLINE": "0",
+        "HF_HOME": str(tmp_path / "hf"),
+        "LEADERBOARD_DATA_DIR": str(tmp_path / "data"),
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "PATH": "/usr/bin:/bin",
+    }

@@ -7,6 +7,7 @@ Screenshots go to test-output/screenshots/ (CI artifacts, not committed).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 from pathlib import Path
@@ -504,3 +505,15 @@ def test_the_system_tab_shows_only_what_the_pick_has(app, page_factory):
     page.click("#system-show")  # the Show button (the /detail endpoint) leaves every part shown
     page.wait_for_timeout(1000)
     assert [page.evaluate(visible, p) for p in parts] == [True] * 4
+
+
+@contextlib.contextmanager
+def desktop_context():
+    """A chromium context at the desktop viewport with the suite's timeout (module fixtures of the browser tests)."""
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        ctx = browser.new_context(viewport=DESKTOP, reduced_motion="reduce")
+        ctx.set_default_timeout(TIMEOUT)
+        yield ctx
+        ctx.close()
+        browser.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_browser import ARGS, CHROMIUM, DESKTOP, SHOTS, TIMEOUT, open_board, query, rows
+from test_browser import SHOTS, desktop_context, open_board, query, rows
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 
@@ -23,13 +23,8 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def context():
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        ctx = browser.new_context(viewport=DESKTOP, reduced_motion="reduce")
-        ctx.set_default_timeout(TIMEOUT)
+    with desktop_context() as ctx:
         yield ctx
-        ctx.close()
-        browser.close()
 
 
 def test_badge_hover_source_toggle_and_permalink(app, context):

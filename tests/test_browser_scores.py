@@ -10,7 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_browser import ARGS, CHROMIUM, DESKTOP, SHOTS, TIMEOUT, header_index, open_board, plot_svg_text, query, rows
+from test_browser import (
+    SHOTS,
+    desktop_context,
+    header_index,
+    open_board,
+    plot_svg_text,
+    query,
+    rows,
+)
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 
@@ -30,13 +38,8 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def context():
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        ctx = browser.new_context(viewport=DESKTOP, reduced_motion="reduce")
-        ctx.set_default_timeout(TIMEOUT)
+    with desktop_context() as ctx:
         yield ctx
-        ctx.close()
-        browser.close()
 
 
 def checked(page, name: str) -> str:

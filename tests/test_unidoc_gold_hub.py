@@ -20,7 +20,7 @@ import unidocdata
 from leaderboard.tracks import TRACKS
 from leaderboard.tracks.unidoc_gold import NO_FACTS
 
-from hubfake import fake_hub  # noqa: F401 (fixture)
+from hubfake import child_env, fake_hub  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO = "Salesforce/UniDoc-Bench"
@@ -45,17 +45,6 @@ for source in json.loads(sys.argv[1]):
     })
 print(json.dumps(out))
 """
-
-
-def child_env(hub, tmp_path: Path) -> dict[str, str]:
-    return {
-        "HF_ENDPOINT": hub.url,
-        "HF_HUB_OFFLINE": "0",
-        "HF_HOME": str(tmp_path / "hf"),
-        "LEADERBOARD_DATA_DIR": str(tmp_path / "data"),
-        "HF_HUB_DISABLE_TELEMETRY": "1",
-        "PATH": "/usr/bin:/bin",
-    }
 
 
 def load_in_child(hub, tmp_path: Path, *sources: str, offline: bool = False) -> list[dict]:

@@ -19,7 +19,7 @@ from leaderboard.tracks import TRACKS
 from leaderboard.tracks.beir_hub import HubGoldError, parse_gold_setting
 from leaderboard.tracks.vdr import FAMILIES
 
-from hubfake import fake_hub  # noqa: F401 (fixture)
+from hubfake import child_env, fake_hub  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTED = ROOT / "assets" / "reported" / "vidore-mteb-results.json"  # the project's copy of the shared file
@@ -65,17 +65,6 @@ def hub(fake_hub):  # noqa: F811
     fake_hub.alpha_first = first
     fake_hub.reset_counts()
     return fake_hub
-
-
-def child_env(hub, tmp_path: Path) -> dict[str, str]:
-    return {
-        "HF_ENDPOINT": hub.url,
-        "HF_HUB_OFFLINE": "0",
-        "HF_HOME": str(tmp_path / "hf"),
-        "LEADERBOARD_DATA_DIR": str(tmp_path / "data"),
-        "HF_HUB_DISABLE_TELEMETRY": "1",
-        "PATH": "/usr/bin:/bin",
-    }
 
 
 def load_in_child(hub, tmp_path: Path, *sources: str) -> list[dict]:
