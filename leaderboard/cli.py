@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .problems import SubmissionError
-from .scoring import check, content_hash, score_checked
+from .scoring import check, content_hash, judge_checked, score_checked
 from .submission import DEFAULT_MAX_BYTES, read_file
 from .tracks import TRACKS
 
@@ -124,14 +124,14 @@ def _score_judged(judge, checked_files) -> list[dict]:
     """Scores with the judge; in batch mode every file's answers go in one batch run (one batch per round)."""
     from .judge import BatchError, TqdmProgress
 
-    batch = hasattr(judge, "judge_groups")
+    batch = judge.mode == "batch"
     with TqdmProgress(f"judging with {judge.name}", disable=None) as progress:
         try:
             if batch and len(checked_files) > 1:
                 groups = [c.track.judge_items(c.parsed, c.gold) for _, c in checked_files]
-                settled = judge.judge_groups(groups, _one_bar(progress, [len(g) for g in groups]))
-                return [score_checked(c, content_hash(d), s).summary for (d, c), s in zip(checked_files, settled, strict=True)]
-            return [score_checked(c, content_hash(d), judge, progress).summary for d, c in checked_files]
+                judged = judge.judge_groups(groups, _one_bar(progress, [len(g) for g in groups]))
+                return [score_checked(c, content_hash(d), v).summary for (d, c), v in zip(checked_files, judged, strict=True)]
+            return [score_checked(c, content_hash(d), judge_checked(judge, c, progress)).summary for d, c in checked_files]
         except BatchError as exc:  # batch mode: refused, unreachable, or still running (a re-run resumes it)
             print(f"judge: {exc}", file=sys.stderr)
             sys.exit(4)

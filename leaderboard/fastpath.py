@@ -12,6 +12,7 @@ with lines and fields. Both paths accept exactly the same files.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -58,15 +59,24 @@ class FastParse(NamedTuple):
     records: int
 
 
-def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> FastParse | None:
+def fast_parse(
+    raw: bytes, name: str, gold_sources: dict | None, gold_of: Callable[[Track], Any] | None = None
+) -> FastParse | None:
     """The parsed predictions of a clean file, else None (the generic path then reads it and explains).
 
     Within the track's limits by construction: a file that might pass them
     (more lines than records allowed, more values than allowed, a header
     nested too deep) is left to the generic path, which measures it exactly
     before decoding. The typed records refuse unknown keys, so nothing is
-    skipped unseen and their nesting is fixed by the types.
+    skipped unseen and their nesting is fixed by the types. `gold_of(track)`:
+    the track's gold as the caller has it (scoring.check asks for it once per
+    file, whichever path reads the file).
     """
+    if gold_of is None:
+
+        def gold_of(track: Track) -> Any:
+            return track.load_gold((gold_sources or {}).get(track.name))
+
     ext = submission_extension(name) or ""
     try:
         if ext.startswith(".jsonl"):
@@ -77,7 +87,7 @@ def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> FastParse | 
             track = TRACKS.get(header.get("track")) if isinstance(header, dict) else None
             if track is None or track.record_type is None:
                 return None
-            gold = track.load_gold((gold_sources or {}).get(track.name))
+            gold = gold_of(track)
             limits = track.limits(gold)
             if body.count(b"\n") >= limits.records or values_over(body, limits.values, lines=True):
                 return None
@@ -90,7 +100,7 @@ def fast_parse(raw: bytes, name: str, gold_sources: dict | None) -> FastParse | 
             track = TRACKS.get(_TRACK_ONLY.decode(raw).track)  # skims the rest without building it
             if track is None or track.record_type is None:
                 return None
-            gold = track.load_gold((gold_sources or {}).get(track.name))
+            gold = gold_of(track)
             limits = track.limits(gold)
             if values_over(raw, limits.values):
                 return None

@@ -2,7 +2,8 @@
 
 The board queues a scored submission whose end-to-end metrics are not judged yet (by path); the worker
 thread judges it and scores it again from the verdicts, then tells the board (`changed`), which re-renders,
-writes the results index and pushes. A batch judge takes every waiting submission in one run (at most
+writes the results index and pushes. The same thread rescores a submission whose cached per-unit scores a
+page view found unsound (`heal`): a page only reads. A batch judge takes every waiting submission in one run (at most
 `max_items` answers), a run still pending is polled again after `poll_seconds`.
 """
 
@@ -16,10 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .problems import SubmissionError
 from .ranking import Entry
-from .scoring import Rescorer, check
-from .submission import read_file
+from .scoring import NO_JUDGE, Checked, Rescorer
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +45,13 @@ class JudgeProgress:
         self.batch_since, self.batch_waiting = time.time() if since is None else since, waiting
 
 
+@dataclass(frozen=True)
+class _Heal:
+    """A queued rescoring of a submission whose cached per-unit scores were found unsound by a page view."""
+
+    path: str
+
+
 class JudgeQueue:
     def __init__(
         self,
@@ -55,17 +61,31 @@ class JudgeQueue:
         changed: Callable[[], None],
     ):
         """`target(path)`: the board's entry at `path` and its local file (None when gone); `changed()`: after every
-        judged submission."""
+        judged (or rescored) submission."""
         self.judge, self.rescorer = judge, rescorer
         self._target, self._changed = target, changed
         self.progress: dict[str, JudgeProgress] = {}  # by entry id, while it is being judged (the status line)
-        self._queue: queue.Queue[str] = queue.Queue()
+        self._queue: queue.Queue[str | _Heal] = queue.Queue()
+        self._healing: set[str] = set()  # paths queued for rescoring, until rescored
+        self._healing_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self.stopping = False
 
     def put(self, path: str) -> None:
         """Queue a submission by path; the empty path stops the worker."""
         self._queue.put(path)
+
+    def heal(self, path: str) -> None:
+        """Queue the rescoring of a submission whose per-unit scores are unsound (once, however many views ask)."""
+        with self._healing_lock:
+            if path in self._healing:
+                return
+            self._healing.add(path)
+        self._queue.put(_Heal(path))
+
+    def healing(self, path: str) -> bool:
+        with self._healing_lock:
+            return path in self._healing
 
     def waiting(self) -> int:
         return self._queue.qsize()
@@ -83,44 +103,56 @@ class JudgeQueue:
             self._thread.join(5)
         self.stopping = True
 
+    @property
+    def batch(self) -> bool:
+        """Batch mode: every waiting submission judged in one run."""
+        return self.judge is not None and self.judge.mode == "batch"
+
     def run(self) -> None:
         """The worker's loop, until the stop sentinel: the thread's, or the caller's (after `put("")`, to drain)."""
         while True:
-            path = self._queue.get()
-            if not path:
+            item = self._queue.get()
+            if not item:
                 return
-            if hasattr(self.judge, "judge_groups"):  # batch mode: every waiting submission in one batch run
+            if isinstance(item, _Heal):
+                self._heal(item.path)
+                continue
+            if self.batch:
                 more, stopping = self._drain()
-                self._together([path, *more])
+                self._together([item, *more])
                 if stopping:
                     return
                 continue
-            self._one(path)
+            self._one(item)
 
     def _drain(self) -> tuple[list[str], bool]:
-        """The paths waiting now (in queue order, once each), and whether the stop sentinel was among them."""
+        """The paths waiting now (in queue order, once each; rescorings done first), and whether the stop sentinel
+        was among them."""
         paths: list[str] = []
         stopping = False
         while True:
             try:
-                path = self._queue.get_nowait()
+                item = self._queue.get_nowait()
             except queue.Empty:
                 return paths, stopping
-            if not path:
+            if isinstance(item, _Heal):
+                self._heal(item.path)
+            elif not item:
                 stopping = True
-            elif path not in paths:
-                paths.append(path)
+            elif item not in paths:
+                paths.append(item)
 
     def _together(self, paths: list[str]) -> None:
         """Batch mode: the waiting submissions' answers judged as one run, then each scored from its verdicts.
 
-        At most `judge.max_items` answers per run (at least one submission); submissions holding answers of a
-        run a restart left unfinished always join (that run is resumed first), the rest wait for the next run.
+        Each file is read and validated once, its validation kept from its items to its score. At most
+        `judge.max_items` answers per run (at least one submission); submissions holding answers of a run a
+        restart left unfinished always join (that run is resumed first), the rest wait for the next run.
         """
         from .judge import BatchError, BatchPending
 
         inflight = self.judge.inflight_members()
-        group: list[tuple[Entry, Path, list]] = []
+        group: list[tuple[Entry, Path, str, Checked, list]] = []
         size = 0
         for path in paths:
             found = self._target(path)
@@ -128,63 +160,64 @@ class JudgeQueue:
                 continue
             entry, local_path = found
             try:
-                items = self._items(local_path)
+                loaded = self.rescorer.validated(local_path)
             except Exception:  # a validator bug: this file goes the ordinary way, which records it
                 log.exception("reading the answers of %s failed", path)
-                items = None
-            if items is None:  # unreadable or invalid now: scored the ordinary way, which says why
+                loaded = None
+            if loaded is None:  # unreadable now: scored the ordinary way, which says why
                 self._one(path)
                 continue
-            if self.rescorer.score_recorded(local_path, entry.sha256, self.judge) is not None:
-                self._one(path)  # its verdicts are recorded: scored from them, nothing sent
+            sha, checked = loaded
+            if not checked.ok or checked.track is None:  # invalid now: its result says why
+                self._settle(entry, self.rescorer.keep(checked, sha, path=local_path))
+                continue
+            items = checked.track.judge_items(checked.parsed, checked.gold)
+            recorded = self.rescorer.recorded_verdicts(sha, self.judge, items)
+            if recorded is not None:  # its verdicts are recorded: scored from them, nothing sent
+                self._settle(entry, self.rescorer.keep(checked, sha, recorded, local_path))
                 continue
             resumes = any(ukey in inflight for ukey in _ukeys(items))
             if group and not resumes and size + len(items) > self.judge.max_items:
                 self._queue.put(path)  # the next run
                 continue
-            group.append((entry, local_path, items))
+            group.append((entry, local_path, sha, checked, items))
             size += len(items)
         if not group:
             return
-        progresses = [self.progress.setdefault(entry.id, JudgeProgress()) for entry, _, _ in group]
+        progresses = [self.progress.setdefault(entry.id, JudgeProgress()) for entry, *_ in group]
         pending = False
         try:
-            settled = self.judge.judge_groups([items for _, _, items in group], progresses)
+            judged = self.judge.judge_groups([items for *_, items in group], progresses)
         except BatchPending as exc:  # still running, or the service unreachable: the run's state is on disk
             log.warning("batch judging of %d submissions paused: %s; polling again later", len(group), exc)
-            settled, pending = [None] * len(group), True
+            judged, pending = [None] * len(group), True
         except BatchError as exc:  # refused: a restart tries again
             log.warning("batch judging of %d submissions stopped: %s", len(group), exc)
-            settled = [None] * len(group)
+            judged = [None] * len(group)
         except Exception:  # the judge failing must leave the retrieval metrics standing
             log.exception("batch judging of %d submissions failed", len(group))
-            settled = [None] * len(group)
-        for (entry, local_path, _), judge in zip(group, settled, strict=True):
-            if judge is not None:
+            judged = [None] * len(group)
+        for (entry, local_path, sha, checked, _), verdicts in zip(group, judged, strict=True):
+            if verdicts is not None:
                 try:  # every verdict comes from the run: nothing is sent here
-                    scored = self.rescorer.score_file(local_path, judge=judge)
-                    if scored.summary.get("status") == "scored":
-                        entry.summary, entry.key = scored.summary, scored.key
+                    self._settle(entry, self.rescorer.keep(checked, sha, verdicts, local_path), changed=False)
                 except Exception:
                     log.exception("scoring %s with its verdicts failed", entry.path)
             entry.judging = pending
             self.progress.pop(entry.id, None)
         if pending and not self.stopping:  # queued again after a poll interval: the same run is resumed then
-            again = threading.Timer(self.judge.poll_seconds, lambda: [self._queue.put(e.path) for e, _, _ in group])
+            again = threading.Timer(self.judge.poll_seconds, lambda: [self._queue.put(e.path) for e, *_ in group])
             again.daemon = True
             again.start()
         self._changed()
 
-    def _items(self, local_path: Path) -> list | None:
-        """The answers the judge would be asked about for this file (Track.judge_items), None when it is not valid."""
-        try:
-            data = read_file(local_path, self.rescorer.max_bytes)
-        except (SubmissionError, OSError):
-            return None
-        checked = check(data, local_path.name, self.rescorer.gold_sources, self.rescorer.max_bytes)
-        if not checked.ok or checked.track is None:
-            return None
-        return checked.track.judge_items(checked.parsed, checked.gold)
+    def _settle(self, entry: Entry, scored, changed: bool = True) -> None:
+        """A judged result on the board (a scored one only: the retrieval metrics stand otherwise)."""
+        if scored.summary.get("status") == "scored":
+            entry.summary, entry.key = scored.summary, scored.key
+        if changed:
+            entry.judging = False
+            self._changed()
 
     def _one(self, path: str) -> None:
         """Live mode (and files batch mode cannot read): one submission judged and scored."""
@@ -201,6 +234,27 @@ class JudgeQueue:
             log.exception("judging %s failed", path)
         entry.judging = False
         self.progress.pop(entry.id, None)
+        self._changed()
+
+    def _heal(self, path: str) -> None:
+        """Rescore a submission whose per-unit scores were unsound, judged as it was (its verdicts are cached or
+        recorded: nothing new to pay), and rewrite its results; what a page view asked for without waiting."""
+        try:
+            found = self._target(path)
+            if found is None:
+                return
+            entry, local_path = found
+            if self.rescorer.units(entry.key, entry.summary) is not None:  # sound again (rescored meanwhile)
+                return
+            judged = self.judge is not None and entry.summary.get("judge", NO_JUDGE) != NO_JUDGE
+            scored = self.rescorer.score_file(local_path, judge=self.judge if judged else None)
+            if scored.summary.get("status") == entry.status:
+                entry.summary, entry.key = scored.summary, scored.key
+        except Exception:
+            log.exception("rescoring %s failed", path)
+        finally:
+            with self._healing_lock:
+                self._healing.discard(path)
         self._changed()
 
 

@@ -31,6 +31,8 @@ import numpy as np
 
 from . import protocols, results_index
 from .fastpath import fast_parse
+from .judge.base import verdicts_of
+from .judge.verdict import Verdicts
 from .problems import Problem, Problems, SubmissionError
 from .submission import DEFAULT_MAX_BYTES, FALLBACK_LIMITS, Limits, parse_raw, read_bytes, read_file
 from .tracks import TRACKS, Track
@@ -102,14 +104,20 @@ def _check(data: bytes, filename: str, gold_sources: dict[str, Any] | None, max_
     decodes into more objects than its track's gold justifies.
     """
     problems = Problems()
+    golds: dict[str, Any] = {}
+
+    def gold_of(t: Track):  # the track's gold asked for once per file, whichever path reads it
+        if t.name not in golds:
+            golds[t.name] = t.load_gold((gold_sources or {}).get(t.name))
+        return golds[t.name]
 
     def limits_of(track) -> Limits:
         t = TRACKS.get(track) if isinstance(track, str) else None
-        return t.limits(t.load_gold((gold_sources or {}).get(t.name))) if t else FALLBACK_LIMITS
+        return t.limits(gold_of(t)) if t else FALLBACK_LIMITS
 
     try:
         raw = read_bytes(data, filename, max_bytes)
-        fast = fast_parse(raw, filename, gold_sources)
+        fast = fast_parse(raw, filename, gold_sources, gold_of)
         if fast is not None:
             return Checked(
                 True,
@@ -131,7 +139,7 @@ def _check(data: bytes, filename: str, gold_sources: dict[str, Any] | None, max_
         problems.error(env.header_where, f"unknown track {track!r}: expected one of {', '.join(TRACKS)}"[:300], field="track")
         return Checked(False, None, {}, problems.lines(), [], error_count=problems.error_count)
     t = TRACKS[track]
-    gold = t.load_gold((gold_sources or {}).get(track))
+    gold = gold_of(t)
     system = t.validate_system(env.system, env.header_where, problems)
     parsed = t.validate(env, gold, problems)
     if not problems.ok:
@@ -159,7 +167,9 @@ class Result:
     record: Any = None
 
 
-def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable | None = None) -> Result:
+def score_checked(checked: Checked, sha256: str, verdicts: Verdicts | None = None) -> Result:
+    """A validated submission's result, judged metrics from `verdicts` (data: whoever judged, live, in a batch
+    run or in a verdict record, is the caller's business); none given, or none for this file: not judged."""
     base = {
         "sha256": sha256,
         "track": checked.track_name,
@@ -175,14 +185,11 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
     if not checked.ok:
         return Result({**base, "status": "invalid"})
     t = checked.track
-    verdicts, ledger = None, None
-    items = t.judge_items(checked.parsed, checked.gold) if judge is not None else []
-    if items:
-        verdicts = judge.judge_many(items, progress=progress)
-        ledger = getattr(judge, "last_ledger", None)
-        base["judge"] = judge.name
+    judged = verdicts if verdicts is not None and verdicts.by_qid else None  # a file with no answers is not judged
+    if judged is not None:
+        base["judge"] = judged.judge
     with gc_paused():
-        scores = t.score(checked.parsed, checked.gold, verdicts)
+        scores = t.score(checked.parsed, checked.gold, judged.by_qid if judged is not None else None)
     summary = {
         **base,
         "status": "scored",
@@ -204,15 +211,23 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         summary["official"] = protocol_part(official)
         summary["deviations"] = effects
     record = None
-    if ledger is not None:
-        summary["judge_ledger"] = ledger.to_dict()
-    if verdicts and not getattr(judge, "approximate", True) and not getattr(judge, "recorded", False):
+    if judged is not None and judged.ledger is not None:
+        summary["judge_ledger"] = judged.ledger
+    if judged is not None and judged.shared:
         from .judge.record import Record  # lazily: only an LLM judge's results have one
 
-        kept = tuple(v for v in verdicts.values() if v.failure is None)
+        kept = tuple(v for v in judged.by_qid.values() if v.failure is None)
         if kept:
-            record = Record(sha256, judge.name, judge.prompt_version, summary.get("judge_ledger") or {}, kept)
+            record = Record(sha256, judged.judge, judged.prompt_version, summary.get("judge_ledger") or {}, kept)
     return Result(summary, scores.units, record)
+
+
+def judge_checked(judge, checked: Checked, progress: Callable | None = None) -> Verdicts | None:
+    """A valid submission's verdicts from `judge` asked now; None without a judge or answers to judge."""
+    if judge is None or not checked.ok or checked.track is None:
+        return None
+    items = checked.track.judge_items(checked.parsed, checked.gold)
+    return verdicts_of(judge, items, progress) if items else None
 
 
 OFFICIAL_KEYS = ("overall", "ci", "breakdowns", "n", "missing")  # summary["official"]: the board's keys, scored officially
@@ -240,7 +255,7 @@ def score_bytes(
     progress: Callable | None = None,
 ) -> Result:
     checked = check(data, filename, gold_sources, max_bytes)
-    return score_checked(checked, content_hash(data), judge, progress)
+    return score_checked(checked, content_hash(data), judge_checked(judge, checked, progress))
 
 
 class ResultsCache:
@@ -737,9 +752,16 @@ class Rescorer:
 
         return self.cache.units(key, summary, unit_count)
 
-    def score_file(self, path: str | Path, judge=None, data: bytes | None = None, progress: Callable | None = None) -> Scored:
+    def score_file(
+        self, path: str | Path, judge=None, data: bytes | None = None, progress: Callable | None = None, *, live: bool = True
+    ) -> Scored:
+        """The file's result: the cached one for its content, else validated and scored here, once.
+
+        With `judge`, judged: the verdicts from the submission's verdict record when it answers every item, else
+        from `judge` asked now; not `live`, the record's or none (scored unjudged: the judge's turn comes later).
+        """
         path = Path(path)
-        judge_name = judge.name if judge is not None else NO_JUDGE
+        judges = (NO_JUDGE,) if judge is None else (judge.name,) if live else (judge.name, NO_JUDGE)
         try:
             data = read_file(path, self.max_bytes) if data is None else data
         except SubmissionError as exc:
@@ -749,72 +771,65 @@ class Rescorer:
                 str(path), "", self._invalid(content_hash(path.name.encode()), [f"file: cannot read: {exc.strerror}"]), False
             )
         sha = content_hash(data)
-        found = self.cache.get(sha, self.gold_shas, judge_name)
+        found = self.cache.get_first(sha, self.gold_shas, judges)
         if found is not None:
-            return Scored(str(path), *found, True)
+            return Scored(str(path), found[0], found[1], True)
         try:
-            if self._has_record(sha, judge):
-                checked = check(data, path.name, self.gold_sources, self.max_bytes)
-                result = score_checked(checked, sha, self.recorded_judge(sha, judge, checked) or judge, progress)
-            else:
-                result = score_bytes(data, path.name, self.gold_sources, judge, self.max_bytes, progress)
+            checked = check(data, path.name, self.gold_sources, self.max_bytes)
+            return self.keep(checked, sha, self.verdicts(sha, checked, judge, progress, live), path)
         except Exception:  # a scorer bug must not take the board down; say so on the submission, details in the log
             ref = sha[:12]
             log.exception("scoring %s failed (log ref %s)", path, ref)
             result = Result(self._invalid(sha, [str(Problem("file", f"internal error while scoring (log ref {ref})"))]))
             return Scored(str(path), "", result.summary, False)
-        key = self.cache.store(result)
-        return Scored(str(path), key, result.summary, False)
 
-    def _has_record(self, sha256: str, judge) -> bool:
-        """Whether an LLM judge has a verdict record of this submission to answer from (only such judges keep one)."""
-        if judge is None or getattr(judge, "approximate", True):
-            return False
-        return (self.cache.root / self.cache.record_path(sha256, judge.name)).is_file()
-
-    def recorded_judge(self, sha256: str, judge, checked: Checked):
-        """`judge` answering from this submission's verdict record (judge/record.py) when the record answers every
-        item; None otherwise, the record's verdicts then lent to the judge's own cache, so it pays for the rest only."""
-        if getattr(judge, "approximate", True) or not checked.ok or checked.track is None:
-            return None
-        found = self.cache.record(sha256, judge.name)
-        if found is None:
-            return None
-        from .judge.record import Recorded
-
-        recorded = Recorded.of(found, judge)
-        if recorded is None:
-            return None
-        if recorded.covers(checked.track.judge_items(checked.parsed, checked.gold)):
-            return recorded
-        cache = getattr(judge, "cache", None)
-        if cache is not None:
-            for v in recorded.verdicts():
-                if cache.get_verdict(v.qid, v.response_sha256, v.gold_sha256) is None:
-                    cache.put_verdict(v)
-        return None
-
-    def score_recorded(self, path: str | Path, sha256: str, judge) -> Scored | None:
-        """Scored with `judge` from the submission's verdict record alone (nothing sent); None when it has no record
-        that answers every item (the caller scores it unjudged, and the judge judges it later)."""
-        if not self._has_record(sha256, judge):
-            return None
+    def validated(self, path: str | Path) -> tuple[str, Checked] | None:
+        """(content hash, validation) of a file, for a caller that judges it before scoring it (batch judging) and
+        so reads and validates it once; None when it cannot be read (`score_file` then says why)."""
         try:
             data = read_file(Path(path), self.max_bytes)
         except (SubmissionError, OSError):
             return None
-        if content_hash(data) != sha256:
-            return None
-        try:
-            checked = check(data, Path(path).name, self.gold_sources, self.max_bytes)
-            recorded = self.recorded_judge(sha256, judge, checked)
-            if recorded is None:
-                return None
-            result = score_checked(checked, sha256, recorded)
-        except Exception:  # a scorer bug: the ordinary path scores it again and says so on the submission
-            log.exception("scoring %s from its verdict record failed", path)
-            return None
+        return content_hash(data), check(data, Path(path).name, self.gold_sources, self.max_bytes)
+
+    def keep(self, checked: Checked, sha256: str, verdicts: Verdicts | None = None, path: str | Path = "") -> Scored:
+        """Score a validated submission and store its result, which every later lookup of its content hash finds
+        (an upload validated by the Submit tab, a batch run's verdicts): nothing validates it again."""
+        result = score_checked(checked, sha256, verdicts)
         return Scored(str(path), self.cache.store(result), result.summary, False)
+
+    def verdicts(
+        self, sha256: str, checked: Checked, judge, progress: Callable | None = None, live: bool = True
+    ) -> Verdicts | None:
+        """The verdicts to score a valid submission with: its verdict record's when that answers every item, else
+        `judge`'s asked now (`live`) or none."""
+        if judge is None or not checked.ok or checked.track is None:
+            return None
+        items = checked.track.judge_items(checked.parsed, checked.gold)
+        if not items:
+            return None
+        recorded = self.recorded_verdicts(sha256, judge, items)
+        if recorded is not None or not live:
+            return recorded
+        return verdicts_of(judge, items, progress)
+
+    def recorded_verdicts(self, sha256: str, judge, items: list) -> Verdicts | None:
+        """The verdicts of `items` from this submission's verdict record (judge/record.py) when it answers every item;
+        None otherwise, the record's verdicts then lent to the judge's own cache, so it pays for the rest only."""
+        if getattr(judge, "approximate", True):  # only an LLM judge keeps records
+            return None
+        found = self.cache.record(sha256, judge.name)
+        if found is None:
+            return None
+        recorded = found.verdicts_for(judge, items)
+        if recorded is not None or (found.judge, found.prompt_version) != (judge.name, judge.prompt_version):
+            return recorded
+        cache = getattr(judge, "cache", None)
+        if cache is not None:
+            for v in found.verdicts:
+                if cache.get_verdict(v.qid, v.response_sha256, v.gold_sha256) is None:
+                    cache.put_verdict(v)
+        return None
 
     def score_many(self, paths: Iterable[Path], judge=None) -> list[Scored]:
         return [self.score_file(p, judge) for p in paths]

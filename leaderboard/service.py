@@ -27,7 +27,7 @@ from .limits import InvalidLedger
 from .problems import SubmissionError
 from .ranking import Entry
 from .results_sync import ResultsSync
-from .scoring import NO_JUDGE, Rescorer, check, gc_paused
+from .scoring import NO_JUDGE, Rescorer, check, content_hash, gc_paused
 from .settings import Settings
 from .store import Refresher, StoreError, StoreSettings, SubmitStatus, open_store, submit_checked
 from .submission import parse_envelope, read_file, with_system
@@ -42,6 +42,14 @@ VALIDATIONS_AT_ONCE = 1
 _REJECTED = ("invalid", "duplicate")
 
 
+class BeingRescored(LookupError):
+    """A comparison asked for systems whose per-unit scores are being rescored (queued): try again shortly."""
+
+    def __init__(self, names: list[str]):
+        super().__init__(f"the per-unit scores of {' and '.join(names)} are being rescored; try again in a moment")
+        self.names = names
+
+
 class Board:
     def __init__(self, settings: Settings, store_settings: StoreSettings | None = None, judge=None):
         self.settings = settings
@@ -53,7 +61,6 @@ class Board:
         self.judge_error: str | None = None
         self.judge = judge if judge is not None else self._make_judge()
         self._lock = threading.RLock()
-        self._heal_lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
         self._pending: dict[str, Entry] = {}  # files of open pull requests, valid and scored: "pending review"
         self._records: OrderedDict[tuple[str, str], dict] = OrderedDict()  # parsed files, most recent last
@@ -263,11 +270,10 @@ class Board:
         return e.summary.get("track") or e.metadata.get("track") or (e.path.split("/")[1:2] or [None])[0]
 
     def _score(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
-        found, judged = self.rescorer.cached_judged_or_not(sha256, self.judge)
-        if found is None and self.judge is not None:  # judged verdicts recorded (a pull brought them): scored at once
-            found = self.rescorer.score_recorded(local_path, sha256, self.judge)
-            judged = found is not None
-        scored = found or self.rescorer.score_file(local_path)
+        scored, judged = self.rescorer.cached_judged_or_not(sha256, self.judge)
+        if scored is None:  # validated and scored once; judged at once from verdicts recorded (a pull brought them)
+            scored = self.rescorer.score_file(local_path, judge=self.judge, live=False)
+            judged = self.judge is not None and scored.summary.get("judge", NO_JUDGE) != NO_JUDGE
         entry.summary, entry.key = scored.summary, scored.key
         entry.status = scored.summary.get("status", "invalid")
         if self.judge is not None and not judged and entry.status == "scored" and _judgeable(entry):
@@ -309,28 +315,17 @@ class Board:
         return ranking.table(TRACKS[track], self.entries(track), include_hidden=include_hidden, rank_by=rank_by, slice_=slice_)
 
     def units(self, entry: Entry) -> dict[str, np.ndarray]:
+        """The per-unit scores of a scored system. A page view never scores: arrays found unsound (a truncated
+        .npz, say) are queued for rescoring in the background and {} returned meanwhile (`rescoring` says so)."""
         units = self.rescorer.units(entry.key, entry.summary)
-        return units if units is not None else self._rescore_units(entry)
+        if units is not None:
+            return units
+        self.judge_queue.heal(entry.path)
+        return {}
 
-    def _rescore_units(self, entry: Entry) -> dict[str, np.ndarray]:
-        """Per-unit scores found unsound on use (e.g. a truncated .npz): rescore this system, rewriting its results."""
-        with self._heal_lock:  # concurrent requests for one system rescore it once
-            units = self.rescorer.units(entry.key, entry.summary)
-            if units is not None:
-                return units
-            snap = self.refresher.snapshot
-            file = snap.by_path().get(entry.path) if snap else None
-            if file is None:
-                return {}
-            judged = self.judge is not None and entry.summary.get("judge", NO_JUDGE) != NO_JUDGE
-            try:
-                scored = self.rescorer.score_file(file.local_path, judge=self.judge if judged else None)
-            except Exception:
-                log.exception("rescoring %s failed (log ref %s)", entry.path, entry.id)
-                return {}
-            if scored.summary.get("status") == entry.status:
-                entry.summary, entry.key = scored.summary, scored.key
-            return self.rescorer.units(entry.key, entry.summary) or {}
+    def rescoring(self, entry: Entry) -> bool:
+        """Whether this system's per-unit scores are being rescored (queued by a view that found them unsound)."""
+        return self.judge_queue.healing(entry.path)
 
     def gold(self, track: str):
         return TRACKS[track].load_gold(self.settings.gold.get(track))
@@ -368,7 +363,11 @@ class Board:
         if a.summary.get("track") != b.summary.get("track"):
             raise ValueError("the two systems are on different tracks")
         track = TRACKS[a.summary["track"]]
-        result = compare(track, self.gold(track.name), self.units(a), self.units(b), self.unit_info(track.name), top)
+        units_a, units_b = self.units(a), self.units(b)
+        waiting = [e.name for e in (a, b) if self.rescoring(e)]
+        if waiting:
+            raise BeingRescored(waiting)
+        result = compare(track, self.gold(track.name), units_a, units_b, self.unit_info(track.name), top)
         result["a"], result["b"] = a, b
         rec_a, rec_b = self.records(a), self.records(b)
         for row in result["top_units"]:  # what each system actually said, side by side
@@ -394,9 +393,15 @@ class Board:
     def submit(self, *, user: str, track: str, filename: str, data: bytes, metadata: dict) -> SubmitStatus:
         if self.invalid_ledger.exhausted(track, user):  # refused before validating: the allowance bounds the work
             return SubmitStatus("rate_limited", self.invalid_ledger.refusal(track, user))
+        validated: list = []  # the one validation of this file: kept, scored, so the pull that brings it reuses it
+
+        def validate(data: bytes, name: str):
+            validated.append(self._validate(data, name))
+            return validated[-1]
+
         status = submit_checked(
             self.store,
-            self._validate,
+            validate,
             user=user,
             filename=filename,
             data=data,
@@ -407,8 +412,16 @@ class Board:
         if status.state in _REJECTED:
             self.invalid_ledger.add(track, user)
         if status.ok:
-            self.refresher.refresh_now()  # the new file is scored and on the board when this returns
+            self._keep(validated[-1], data)
+            self.refresher.refresh_now()  # the new file is on the board when this returns
         return status
+
+    def _keep(self, checked, data: bytes) -> None:
+        """The stored upload's result, scored from its validation: the pull finds it by content hash."""
+        try:
+            self.rescorer.keep(checked, content_hash(data))
+        except Exception:  # the pull then scores the file the ordinary way, which says what went wrong
+            log.exception("scoring the upload %s failed", content_hash(data)[:12])
 
     def submit_upload(self, *, user: str, track: str, path: Path, overrides: dict) -> SubmitStatus:
         """An uploaded file: at most the size cap read, the form's fields merged into its header, then `submit`."""

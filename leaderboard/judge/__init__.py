@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 
 from ..environment import default
-from .base import BatchError, BatchPending, Judge, JudgeConfigError, Progress
+from .base import BatchError, BatchPending, Judge, JudgeConfigError, Progress, verdicts_of
 from .lexical import LexicalJudge
 from .progress import TqdmProgress
 from .prompts import PROMPT_VERSION
-from .verdict import JudgeItem, Ledger, Verdict
+from .verdict import JudgeItem, Ledger, Verdict, Verdicts
 
 __all__ = [
     "PROMPT_VERSION",
@@ -35,7 +35,9 @@ __all__ = [
     "Progress",
     "TqdmProgress",
     "Verdict",
+    "Verdicts",
     "make_judge",
+    "verdicts_of",
 ]
 
 

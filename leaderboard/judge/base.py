@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from .verdict import JudgeItem, Ledger, Verdict
+from .verdict import JudgeItem, Ledger, Verdict, Verdicts
 
 Progress = Callable[[int, int], None]  # progress(done, total)
 # Batch mode also calls progress.on_batch(batch_id, lines_done, lines_total, since=..., waiting=...) when it has one.
@@ -50,6 +50,9 @@ class BatchPending(BatchError):
 
 class Judge(Protocol):
     kind: str  # "openai" | "lexical"
+    # "live": asked one submission at a time (`judge_many`); "batch": several submissions' answers as one run
+    # (`judge_groups`, judge/batch.py), which the board and the CLI group submissions for
+    mode: str
     name: str  # recorded on every verdict; the board ranks one judge at a time
     judge_model: str
     prompt_version: str
@@ -62,6 +65,15 @@ class Judge(Protocol):
     ) -> dict[str, Verdict]: ...
 
     def estimate(self, items: Sequence[JudgeItem]) -> dict[str, int]: ...
+
+
+def verdicts_of(judge: Judge, items: Sequence[JudgeItem], progress: Progress | None = None) -> Verdicts:
+    """One submission's verdicts from a judge asked now, with the ledger of that run."""
+    by_qid = judge.judge_many(items, progress=progress)
+    ledger = judge.last_ledger
+    return Verdicts(
+        judge.name, judge.prompt_version, by_qid, ledger.to_dict() if ledger is not None else None, shared=not judge.approximate
+    )
 
 
 def check_unique(items: Sequence[JudgeItem]) -> None:

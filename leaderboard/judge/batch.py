@@ -65,7 +65,7 @@ from .cache import _ABSENT, _read, _safe_qid, _write_atomic
 from .client import _FATAL, ChatJSONClient, RetryPolicy, read_reply
 from .llm import LLMJudge
 from .replies import MalformedReply
-from .verdict import JudgeItem, Ledger, Verdict
+from .verdict import JudgeItem, Ledger, Verdict, Verdicts
 
 log = logging.getLogger(__name__)
 
@@ -232,6 +232,7 @@ class BatchJudge(LLMJudge):
     """The LLM judge through the Files + Batches API: same name, prompts, verdicts and cache as live."""
 
     ledger_class = BatchLedger
+    mode = "batch"
 
     def __init__(
         self,
@@ -272,22 +273,23 @@ class BatchJudge(LLMJudge):
     ) -> dict[str, Verdict]:
         """Verdicts by qid. Raises BatchError when the service refuses, BatchPending when a batch outlasts the wait."""
         check_unique(items)
-        (settled,) = self.judge_groups([items], [progress], [ledger] if ledger is not None else None)
-        self.last_ledger = settled.last_ledger
-        return settled.verdicts_by_qid(items)
+        ledger = ledger or self.new_ledger()
+        (judged,) = self.judge_groups([items], [progress], [ledger])
+        self.last_ledger = ledger  # type: ignore[assignment]
+        return judged.by_qid
 
     def judge_groups(
         self,
         groups: Sequence[Sequence[JudgeItem]],
         progresses: Sequence[Progress | None] | None = None,
         ledgers: Sequence[Ledger] | None = None,
-    ) -> list[Settled]:
+    ) -> list[Verdicts]:
         """Judge several submissions' items as one batch run (one batch per round for them all).
 
-        `groups[i]` are one submission's items (one per question). Returns, per group, a `Settled`
-        judge: the verdicts of that group and its ledger, to score the submission with (it sends
-        nothing). Identical items across groups are one line, charged to the first group using it.
-        Raises BatchError / BatchPending like judge_many; the run state is kept for a re-run.
+        `groups[i]` are one submission's items (one per question). Returns, per group, its verdicts and
+        its share of the run's ledger, to score that submission with. Identical items across groups are
+        one line, charged to the first group using it. Raises BatchError / BatchPending like judge_many;
+        the run state is kept for a re-run.
         """
         for group in groups:
             check_unique(group)
@@ -326,11 +328,14 @@ class BatchJudge(LLMJudge):
                     charges["batch_ids"].extend(run.state["batch_ids"])
                     run.finish()
         seconds = round(time.monotonic() - started, 3)
-        out = self._charge(groups, ledgers, verdicts, cached, charges)
+        self._charge(groups, ledgers, verdicts, cached, charges)
+        out = []
         for group, ledger, progress in zip(groups, ledgers, progresses, strict=True):
             ledger.add(seconds=seconds)
             if progress:
                 progress(len(group), len(group))
+            by_qid = {it.qid: verdicts[ukey(it)] for it in group}
+            out.append(Verdicts(self.name, self.prompt_version, by_qid, ledger.to_dict(), shared=True))
         return out
 
     def inflight_members(self) -> set[UKey]:
@@ -524,11 +529,10 @@ class BatchJudge(LLMJudge):
         verdicts: dict[UKey, Verdict],
         cached: set[UKey],
         charges: dict[str, Any],
-    ) -> list[Settled]:
-        """Each group's share: the lines of its items, a shared line charged to the first group using it."""
+    ) -> None:
+        """Each group's share in its ledger: the lines of its items, a shared line charged to the first group using it."""
         charged_items: set[UKey] = set()
         charged_lines: set[str] = set()
-        out = []
         for group, ledger in zip(groups, ledgers, strict=True):
             judged_here = False
             for it in group:
@@ -563,8 +567,6 @@ class BatchJudge(LLMJudge):
                         )
             if judged_here and isinstance(ledger, BatchLedger):
                 ledger.batch_ids.extend(b for b in charges["batch_ids"] if b not in ledger.batch_ids)
-            out.append(Settled(self, {ukey(it): verdicts[ukey(it)] for it in group}, ledger))
-        return out
 
     # ---------------------------------------------------------------- one round: submit, poll, collect, resend
 
@@ -847,42 +849,6 @@ class _Fanout:
     def on_batch(self, batch_id: str, lines_done: int, lines_total: int, **state: Any) -> None:
         for target in self.targets:
             target(batch_id, lines_done, lines_total, **state)
-
-
-class Settled:
-    """One group of a `judge_groups` run, as a judge: its verdicts and its ledger; it sends nothing.
-
-    Scoring the group's submission with it (`score_checked(..., judge=settled)`) reads every verdict
-    from the run; an item the run did not judge (the file changed since) goes to the batch judge.
-    """
-
-    kind = "openai"
-    approximate = False
-
-    def __init__(self, judge: BatchJudge, verdicts: dict[UKey, Verdict], ledger: Ledger) -> None:
-        self.judge = judge
-        self.name, self.judge_model, self.prompt_version = judge.name, judge.judge_model, judge.prompt_version
-        self.description = judge.description
-        self.verdicts = verdicts
-        self.last_ledger: Ledger | None = ledger
-
-    def verdicts_by_qid(self, items: Sequence[JudgeItem]) -> dict[str, Verdict]:
-        return {it.qid: self.verdicts[ukey(it)] for it in items}
-
-    def judge_many(
-        self, items: Sequence[JudgeItem], progress: Progress | None = None, ledger: Ledger | None = None
-    ) -> dict[str, Verdict]:
-        check_unique(items)
-        missing = [it for it in items if ukey(it) not in self.verdicts]
-        if missing:
-            (more,) = self.judge.judge_groups([missing], [progress], [ledger or self.last_ledger])  # type: ignore[list-item]
-            self.verdicts.update(more.verdicts)
-        elif progress:
-            progress(len(items), len(items))
-        return self.verdicts_by_qid(items)
-
-    def estimate(self, items: Sequence[JudgeItem]) -> dict[str, int]:
-        return self.judge.estimate(items)
 
 
 def _check_reader(n_gold: int) -> Callable[[dict[str, Any]], list[Any]]:

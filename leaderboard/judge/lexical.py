@@ -92,6 +92,7 @@ def _gold_side(gold_answer: str, evidence: tuple[str, ...]) -> tuple[list[str], 
 
 class LexicalJudge:
     kind = "lexical"
+    mode = "live"
     approximate = True
     name = NAME
     judge_model = "lexical"

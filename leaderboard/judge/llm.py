@@ -30,6 +30,7 @@ _EST_REPLY_OVERHEAD = 15
 
 class LLMJudge:
     kind = "openai"
+    mode = "live"
     approximate = False
 
     def __init__(

@@ -5,11 +5,11 @@
 
 Verdicts are the one expensive part of a result (an LLM's calls); every metric
 is cheap to recompute from the submission and them. So a fresh board takes only
-these files from RESULTS_REPO and rescores each submission with `Recorded`, a
-judge that answers from the record and sends nothing, whose ledger is the
-recorded one. A record that does not answer every item of its submission (the
-gold changed, a judge failure) lends its verdicts to the judge's own cache
-instead, and the judge pays only for the rest.
+these files from RESULTS_REPO and rescores each submission with the record's
+verdicts (`Record.verdicts_for`: nothing sent, the ledger the recorded one). A
+record that does not answer every item of its submission (the gold changed, a
+judge failure) lends its verdicts to the judge's own cache instead, and the
+judge pays only for the rest.
 
 Everything in a record is checked on read (size before parsing, then shape,
 identity and each verdict's own consistency); a writer of RESULTS_REPO can
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .base import Progress, check_unique
-from .verdict import JudgeItem, Verdict
+from .base import check_unique
+from .verdict import JudgeItem, Verdict, Verdicts
 
 RECORDS_DIR = "verdicts"
 FORMAT = 1
@@ -84,6 +84,19 @@ class Record:
 
     def by_item(self) -> dict[UKey, Verdict]:
         return {_ukey(v.qid, v.response_sha256, v.gold_sha256): v for v in self.verdicts}
+
+    def verdicts_for(self, judge: Any, items: Sequence[JudgeItem]) -> Verdicts | None:
+        """The verdicts of `items` as `judge` (its name and prompt version) made them, with the recorded run's ledger;
+        None when the record is another judge's or does not answer every item (nothing is sent either way)."""
+        if (self.judge, self.prompt_version) != (judge.name, judge.prompt_version):
+            return None
+        found = self.by_item()
+        keys = [_ukey(it.qid, it.response_sha256, it.gold_sha256) for it in items]
+        if not all(k in found for k in keys):
+            return None
+        check_unique(items)
+        by_qid = {it.qid: found[k] for it, k in zip(items, keys, strict=True)}
+        return Verdicts(self.judge, self.prompt_version, by_qid, dict(self.ledger), shared=False)
 
 
 def _ledger_problem(ledger: Any) -> str | None:
@@ -165,47 +178,3 @@ def read(path: Path, name: str | None = None) -> Record | str:
     except OSError as exc:
         return f"is unreadable ({type(exc).__name__})"
     return parse(data, name or path.name)
-
-
-class _RecordedLedger(dict):
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self)
-
-
-class Recorded:
-    """The board's judge, answering from one submission's record: it sends nothing; its ledger is the recorded run's.
-
-    Only for items it `covers` (callers ask first): any other item is a KeyError.
-    """
-
-    approximate = False
-    recorded = True  # nothing new to keep: scoring writes no record for it
-
-    def __init__(self, record: Record, judge: Any) -> None:
-        self.name, self.judge_model, self.prompt_version = judge.name, getattr(judge, "judge_model", ""), judge.prompt_version
-        self.kind = getattr(judge, "kind", "")
-        self.description = getattr(judge, "description", judge.name)
-        self._record = record
-        self._verdicts = record.by_item()
-        self.last_ledger: _RecordedLedger | None = None
-
-    @staticmethod
-    def of(record: Record, judge: Any) -> Recorded | None:
-        """The recorded judge when the record is this judge's (name and prompt version), else None."""
-        if (record.judge, record.prompt_version) != (judge.name, judge.prompt_version):
-            return None
-        return Recorded(record, judge)
-
-    def covers(self, items: Sequence[JudgeItem]) -> bool:
-        return all(_ukey(it.qid, it.response_sha256, it.gold_sha256) in self._verdicts for it in items)
-
-    def judge_many(self, items: Sequence[JudgeItem], progress: Progress | None = None, ledger: Any = None) -> dict[str, Verdict]:
-        check_unique(items)
-        out = {it.qid: self._verdicts[_ukey(it.qid, it.response_sha256, it.gold_sha256)] for it in items}
-        self.last_ledger = _RecordedLedger(self._record.ledger)
-        if progress:
-            progress(len(items), len(items))
-        return out
-
-    def verdicts(self) -> tuple[Verdict, ...]:
-        return self._record.verdicts

@@ -153,3 +153,20 @@ class Ledger:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """One submission's verdicts as scoring takes them: data, never a judge to call.
+
+    Live judging (`verdicts_of`), a batch run (`BatchJudge.judge_groups`) and a verdict record
+    (`record.Record.verdicts_for`) all make one; `scoring.score_checked` reads it.
+    """
+
+    judge: str  # the judge's name: the results key's and the summary's "judge"
+    prompt_version: str
+    by_qid: dict[str, Verdict]
+    ledger: dict[str, Any] | None = None  # what the run cost (Ledger.to_dict), stored with the results
+    # True: an LLM judge's own run, whose verdicts RESULTS_REPO shares as a record (judge/record.py); False for the
+    # lexical approximation (recomputed in no time) and for verdicts read from a record (shared already)
+    shared: bool = False

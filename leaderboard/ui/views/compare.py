@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ... import reported
-from ...service import Board
+from ...service import BeingRescored, Board
 from ...tracks import TRACKS
 from .. import figures
 from ..format import ci_text, esc, num, short
@@ -35,6 +35,9 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
         return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
     try:
         c = board.compare(a_id, b_id)
+    except BeingRescored as exc:  # a page only reads: the rescoring is queued, the next view has it
+        msg = f"The per-unit scores of {' and '.join(exc.names)} are being rescored; compare again in a moment."
+        return esc(msg), pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
     except (KeyError, ValueError) as exc:  # a stale pick (other track, withdrawn submission): say so
         msg = "Pick two systems of the same track." if isinstance(exc, ValueError) else "Unknown system: pick again."
         return msg, pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()

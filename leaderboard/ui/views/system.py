@@ -27,7 +27,11 @@ def detail(board: Board, entry_id: str | None) -> tuple[str, pd.DataFrame, pd.Da
     e = visible_entry(board, entry_id)
     if e is None:
         return "<p>Pick a system.</p>", pd.DataFrame(), pd.DataFrame()
-    return _meta_html(e), _breakdown_frame(e), unit_frame(board, e)
+    units = unit_frame(board, e)
+    html = _meta_html(e)
+    if board.rescoring(e):  # a page only reads: the rescoring is queued, the next view has the per-unit scores
+        html += "<p><b>Per-unit scores are being rescored</b>; they show here in a moment.</p>"
+    return html, _breakdown_frame(e), units
 
 
 def _meta_html(e: Entry) -> str:
