@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -111,7 +112,7 @@ def test_a_results_json_holding_another_submissions_content_is_treated_as_missin
 
 
 @pytest.mark.parametrize("damage", ["truncated", "missing a metric", "wrong length"])
-def test_a_damaged_npz_is_rescored_when_detail_asks_and_detail_and_compare_work(tmp_path, caplog, damage):
+def test_a_damaged_npz_is_rescored_in_the_background_and_detail_and_compare_work(tmp_path, caplog, damage, monkeypatch):
     board = local_board(tmp_path)
     before = snapshot_of(board)
     victim, other = pick(board, "futurepedia", 0), pick(board, "futurepedia", 1)
@@ -129,8 +130,21 @@ def test_a_damaged_npz_is_rescored_when_detail_asks_and_detail_and_compare_work(
     caplog.set_level(logging.WARNING)
     restarted = local_board(tmp_path)
     assert snapshot_of(restarted) == before
+    validations = []
+    validate = scoring._check
+    monkeypatch.setattr(scoring, "_check", lambda data, name, *a: validations.append(name) or validate(data, name, *a))
+    # A page view only reads: it says the per-unit scores are being rescored and queues the work, once.
+    for _ in range(2):
+        html, _, unit_rows = views.detail(restarted, victim.id)
+        assert "being rescored" in html and unit_rows.empty
+        summary, metrics, _, _ = views.compare_view(restarted, victim.id, other.id)
+        assert "being rescored" in summary and victim.name in summary and metrics.empty
+    assert validations == [] and restarted.judge_queue.waiting() == 1
+    run_worker(restarted)  # the board's background worker: the system rescored, its results rewritten
+    assert validations == [Path(victim.path).name] and not restarted.rescoring(restarted.entry(victim.id))
     healed = restarted.entry(victim.id)
     assert_detail_and_compare_work(restarted, healed, restarted.entry(other.id))
+    assert "being rescored" not in views.detail(restarted, victim.id)[0]
     assert_detail_and_compare_work(restarted, restarted.entry(other.id), healed)  # as the second system too
     units = restarted.units(healed)
     assert set(units) == set(good_units) and all(np.array_equal(units[k], good_units[k], equal_nan=True) for k in units)
@@ -171,9 +185,19 @@ def test_the_app_serves_detail_and_compare_of_a_system_whose_cache_files_were_da
         assert snapshot_of(app.board) == before
         client = Client(app.url, verbose=False)
         html, breakdown, _, units = client.predict(victim.id, api_name="/detail")
-        assert victim.name in html and len(units["data"]) > 0
+        assert victim.name in html
+        deadline = time.monotonic() + 60
+        while not units["data"]:  # "being rescored" until the board's worker has rescored it
+            assert "being rescored" in html and time.monotonic() < deadline
+            time.sleep(0.2)
+            html, breakdown, _, units = client.predict(victim.id, api_name="/detail")
         summary, metrics, *_ = client.predict("unidoc", victim.id, other.id, api_name="/compare")
         assert victim.name in summary and len(metrics["data"]) >= 2
+
+
+def run_worker(board: Board) -> None:
+    board.judge_queue.put("")  # the worker does what is queued, then stops
+    board.judge_queue.run()
 
 
 # ---- judge cache --------------------------------------------------------------------------------------------------
@@ -321,9 +345,9 @@ def test_bad_results_in_the_results_repo_never_reach_a_fresh_board_and_its_push_
         },
     )
     rescored = []
-    real = scoring.score_bytes
+    real = scoring.score_checked
     monkeypatch.setattr(
-        scoring, "score_bytes", lambda data, *a_, **k: rescored.append(scoring.content_hash(data)) or real(data, *a_, **k)
+        scoring, "score_checked", lambda checked, sha, *a_, **k: rescored.append(sha) or real(checked, sha, *a_, **k)
     )
     hub.reset_counts()
     fresh = board(tmp_path / "fresh")  # a new Space: RESULTS_REPO gives it no numbers, it rescores

@@ -541,7 +541,7 @@ def test_judge_groups_send_a_shared_item_once_and_charge_it_to_the_first_group(f
     first = items()
     second = items([ANSWERS[0], "Northwind Energy sold the plant in 2015.", "", "Output doubled by 2020."])
     judge = judge_for(fake, tmp_path / "batch")
-    settled = judge.judge_groups([first, second])
+    judged = judge.judge_groups([first, second])
     assert len(fake.batches) == 3 and fake.calls == 0  # one batch per round for both groups
     lines = [b["request_counts"]["total"] for b in fake.batches.values()]
     # gold: one per question (shared); call 1: first's 3 answers + second's 2 new ones (energy-0000 is the same)
@@ -558,18 +558,16 @@ def test_judge_groups_send_a_shared_item_once_and_charge_it_to_the_first_group(f
             live_out.append(live.judge_many(group))
             live_ledgers.append(live.last_ledger.to_dict())
         assert live_server.calls == sum(lines)
-    for s, group, verdicts, ledger in zip(settled, (first, second), live_out, live_ledgers, strict=True):
-        assert s.verdicts_by_qid(group) == verdicts
-        shared = s.last_ledger.to_dict()
+    for v, group, verdicts, ledger in zip(judged, (first, second), live_out, live_ledgers, strict=True):
+        assert v.by_qid == verdicts and list(v.by_qid) == [it.qid for it in group]
+        shared = v.ledger
         assert {k: shared[k] for k in LEDGER_SHARE} == {k: ledger[k] for k in LEDGER_SHARE}
-        assert s.name == judge.name and shared["mode"] == "batch" and shared["batch_ids"] == list(fake.batches)
-    a, b = (s.last_ledger for s in settled)
+        assert v.judge == judge.name and shared["mode"] == "batch" and shared["batch_ids"] == list(fake.batches)
+        assert v.prompt_version == judge.prompt_version and v.shared  # an LLM run's: scoring writes its record
+    a, b = (v.ledger for v in judged)
     # energy-0000 and the empty energy-0002 are the first's items: hits; the other two use its gold lines
-    assert (b.cache_hits, b.judged, b.gold_cache_hits, b.gold_calls) == (2, 2, 2, 0)
-    assert a.batch_lines + b.batch_lines == sum(lines) == len(fake.batch_bodies)
-    # scoring with a settled group sends nothing and keeps its ledger
-    before = len(fake.batch_bodies)
-    assert settled[1].judge_many(second) == settled[1].verdicts_by_qid(second) and len(fake.batch_bodies) == before
+    assert (b["cache_hits"], b["judged"], b["gold_cache_hits"], b["gold_calls"]) == (2, 2, 2, 0)
+    assert a["batch_lines"] + b["batch_lines"] == sum(lines) == len(fake.batch_bodies)
 
 
 def run_worker(board) -> None:

@@ -45,7 +45,7 @@ def test_unchanged_submissions_are_never_rescored(tmp_path, monkeypatch):
     files = demo_files()
     first = Rescorer(tmp_path).score_many(files)
     calls = []
-    monkeypatch.setattr(scoring, "score_bytes", lambda *a, **k: calls.append(a) or None)
+    monkeypatch.setattr(scoring, "score_checked", lambda *a, **k: calls.append(a) or None)
     second = Rescorer(tmp_path).score_many(files)  # a fresh process reads the same cache folder
     assert calls == [] and all(r.cached for r in second)
     assert [r.summary for r in first] == [r.summary for r in second]

@@ -57,6 +57,9 @@ class CountingJudge:
         self.calls += 1
         return self.judge.judge_many(items, progress=progress)
 
+    def __getattr__(self, name):  # the rest of the Judge interface: the lexical judge's
+        return getattr(self.judge, name)
+
 
 def write(folder: Path, name: str, answers: dict) -> Path:
     path = folder / f"{name.replace(' ', '-')}.jsonl"

@@ -123,8 +123,10 @@ def test_submit_through_the_hub_and_a_fresh_space_rescores_what_was_published(hu
 
     # a fresh deployment (empty local cache) believes no published number: it rescores each submission once
     rescored = []
-    real = scoring.score_bytes
-    monkeypatch.setattr(scoring, "score_bytes", lambda data, *a, **k: rescored.append(data) or real(data, *a, **k))
+    real = scoring.score_checked
+    monkeypatch.setattr(
+        scoring, "score_checked", lambda checked, sha, *a, **k: rescored.append(sha) or real(checked, sha, *a, **k)
+    )
     fresh = StoreSettings(**{**settings.__dict__, "data_dir": tmp_path / "fresh"})
     board2 = Board(Settings(data_dir=tmp_path / "fresh", judge="none"), fresh).start(background=False)
     assert sorted(e.id for e in board2.entries()) == sorted(e.id for e in board.entries())
