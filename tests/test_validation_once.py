@@ -1,0 +1,108 @@
+"""Work done once: a file is validated once from upload to table row, gold is read once per process and track,
+a batch run validates each file once, a verdict record answers without a judge.
+
+The counts come from spies on the one validator (`scoring._check`, behind every `scoring.check`) and on each
+track's gold reader (`Track.read_gold`, behind `Track.load_gold`'s per-process memo).
+"""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import pytest
+from test_judge_batch import judged_board, run_worker
+
+import leaderboard.scoring as scoring
+import leaderboard.tracks.base as tracks_base
+from leaderboard import demo
+from leaderboard.service import Board
+from leaderboard.settings import Settings
+from leaderboard.store import StoreSettings
+from leaderboard.tracks import TRACKS
+
+from openaifake import FakeOpenAI
+
+
+@pytest.fixture
+def validations(monkeypatch) -> collections.Counter:
+    """File name -> validations of it, from now on."""
+    counts: collections.Counter = collections.Counter()
+    validate = scoring._check
+    monkeypatch.setattr(scoring, "_check", lambda data, name, *a: counts.update([name]) or validate(data, name, *a))
+    return counts
+
+
+@pytest.fixture
+def gold_reads(monkeypatch) -> collections.Counter:
+    """Track name -> gold reads, in what is for the gold a new process (its memo emptied)."""
+    counts: collections.Counter = collections.Counter()
+    monkeypatch.setattr(tracks_base, "_GOLD_CACHE", {})
+    for cls in {type(t) for t in TRACKS.values()}:
+        read = cls.read_gold
+
+        def counted(self, path, read=read):
+            counts.update([self.name])
+            return read(self, path)
+
+        monkeypatch.setattr(cls, "read_gold", counted)
+    return counts
+
+
+def test_an_upload_is_validated_once_from_submit_to_table_row_and_gold_read_once_per_track(
+    tmp_path, validations, gold_reads, monkeypatch
+):
+    board = Board(Settings(data_dir=tmp_path, judge="none"), StoreSettings(data_dir=tmp_path)).start(background=False)
+    demo_files = sum(validations.values())
+    assert demo_files == len(board.entries())  # each demo file validated once at the first start
+    validations.clear()
+    gold_asked = collections.Counter()
+    load = tracks_base.Track.load_gold
+    monkeypatch.setattr(tracks_base.Track, "load_gold", lambda self, *a: gold_asked.update([self.name]) or load(self, *a))
+    for seed, name in enumerate(TRACKS, start=7):
+        filename, data = demo.make_submissions(name, demo.DEMO_DIR / "gold" / name, 1, seed=seed)[0]
+        upload = tmp_path / "uploads" / filename
+        upload.parent.mkdir(exist_ok=True)
+        upload.write_bytes(data)
+        status = board.submit_upload(user="alice", track=name, path=upload, overrides={"name": f"Uploaded {name}"})
+        assert status.ok, status
+        table = board.table(name)
+        mine = next(e for e in board.entries(name) if e.user == "alice")
+        assert mine.status == "scored" and mine.id in set(table["id"])  # on the board when Submit returns
+        assert validations[filename] == 1, (name, validations)  # the Submit tab's validation, kept for the pull
+        assert gold_asked[name] == 1, (name, gold_asked)  # once in that validation, whichever path read the file
+        gold_asked.clear()
+        # the row's numbers are the stored file's, as a scorer that never saw the upload makes them
+        stored = board.refresher.snapshot.by_path()[mine.path].local_path.read_bytes()
+        fresh = scoring.score_bytes(stored, filename)
+        assert mine.summary["overall"] == fresh.summary["overall"] and mine.summary["sha256"] == fresh.summary["sha256"]
+    assert sum(validations.values()) == len(TRACKS) + len(TRACKS)  # the uploads, and the fresh scorings above
+    assert gold_reads == {name: 1 for name in TRACKS}  # once per process and track, whatever was validated
+    # A restart (another board, this process): everything from the results cache, nothing validated or read again.
+    validations.clear()
+    again = Board(Settings(data_dir=tmp_path, judge="none"), StoreSettings(data_dir=tmp_path)).start(background=False)
+    assert len(again.entries()) == demo_files + len(TRACKS) and not validations
+    assert gold_reads == {name: 1 for name in TRACKS}
+
+
+def test_batch_judging_validates_each_file_once(tmp_path, validations, monkeypatch):
+    with FakeOpenAI() as fake:
+        board = judged_board(tmp_path, fake, monkeypatch, "batch")
+        waiting = [e for e in board.entries("unidoc") if e.judging]
+        assert len(waiting) >= 3
+        validations.clear()
+        run_worker(board)
+        assert len(fake.batches) == 3  # one run: one batch per round for them all
+    names = [Path(e.path).name for e in waiting]
+    assert validations == collections.Counter(names)  # read and validated once: its items, then its score
+    assert all(not e.judging and e.summary["judge"] == "openai:fake-judge" for e in waiting)
+
+
+def test_live_judging_validates_each_file_once(tmp_path, validations, monkeypatch):
+    with FakeOpenAI() as fake:
+        board = judged_board(tmp_path, fake, monkeypatch, "live")
+        waiting = [e for e in board.entries("unidoc") if e.judging]
+        validations.clear()
+        run_worker(board)
+    assert validations == collections.Counter(Path(e.path).name for e in waiting)
+    assert all(e.summary["judge"] == "openai:fake-judge" for e in waiting)
