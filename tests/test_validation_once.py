@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from test_judge_batch import judged_board, run_worker
+from test_pull_requests import ALICE, board_on, hub, open_pr, run  # noqa: F401 (hub: fixture)
 
 import leaderboard.scoring as scoring
 import leaderboard.tracks.base as tracks_base
@@ -106,3 +107,13 @@ def test_live_judging_validates_each_file_once(tmp_path, validations, monkeypatc
         run_worker(board)
     assert validations == collections.Counter(Path(e.path).name for e in waiting)
     assert all(e.summary["judge"] == "openai:fake-judge" for e in waiting)
+
+
+def test_a_pull_request_file_is_validated_once_from_review_to_table_row(hub, tmp_path, validations):  # noqa: F811
+    data = run(seed=41)
+    open_pr(hub, ALICE, {"submissions/vdr/alice/run1.json": data})
+    board = board_on(hub, tmp_path, auto_merge=True)  # reviewed (validated, scored, kept), merged
+    board.refresh()  # the merge reaches main: the pull finds the review's result by content hash
+    (entry,) = board.entries("vdr")
+    assert (entry.user, entry.status, entry.pull_request) == ("alice", "scored", None)
+    assert validations == {"run1.json": 1}
