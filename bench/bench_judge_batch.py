@@ -97,7 +97,7 @@ def run_board(args: argparse.Namespace, grouped: bool, cache: Path, groups: list
         judge = fake_judge(fake, args, cache, "batch")
         started = time.perf_counter()
         if grouped:
-            verdicts = [s.verdicts_by_qid(g) for s, g in zip(judge.judge_groups(groups), groups, strict=True)]
+            verdicts = [v.by_qid for v in judge.judge_groups(groups)]
         else:
             verdicts = [judge.judge_many(g) for g in groups]
         seconds = time.perf_counter() - started
