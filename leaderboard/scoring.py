@@ -701,6 +701,12 @@ class Scored:
     cached: bool
 
 
+# Validations handed from the unjudged score to the judge (`hand_over`), at most this many records in all: a
+# submission validated on upload or pull is judged soon after by the judge thread, and validating it again would
+# cost as much as the first time; the bound keeps a fresh board's thousands of queued files from staying in memory.
+HANDOFF_RECORDS = 16_384
+
+
 class Rescorer:
     """Scores many files, each independently, reusing cached results."""
 
@@ -710,6 +716,30 @@ class Rescorer:
         self.max_bytes = max_bytes
         self._gold_shas: dict[str, str] | None = None
         self._unit_counts: dict[tuple[str, str, str], int] = {}
+        self._handoff: collections.OrderedDict[str, Checked] = collections.OrderedDict()  # by content hash, oldest first
+        self._handoff_records = 0
+        self._handoff_lock = threading.Lock()  # the refresher, the Submit tab and the judge thread all use it
+
+    def hand_over(self, sha256: str, checked: Checked) -> None:
+        """Keep a valid submission's validation for the judge (judged metrics to come), the oldest dropped beyond
+        HANDOFF_RECORDS; the judge takes it (`_validation`) instead of validating the file again."""
+        if not checked.ok or checked.track is None or not checked.track.judged_metrics or checked.records > HANDOFF_RECORDS:
+            return
+        with self._handoff_lock:
+            old = self._handoff.pop(sha256, None)
+            self._handoff_records += checked.records - (old.records if old is not None else 0)
+            self._handoff[sha256] = checked
+            while self._handoff_records > HANDOFF_RECORDS:
+                self._handoff_records -= self._handoff.popitem(last=False)[1].records
+
+    def _validation(self, data: bytes, name: str, sha256: str) -> Checked:
+        """The file's validation: the one handed over (its gold still the track's), else made now."""
+        with self._handoff_lock:
+            kept = self._handoff.pop(sha256, None)
+            self._handoff_records -= kept.records if kept is not None else 0
+        if kept is not None and kept.gold.sha256 == self.gold_shas.get(kept.track_name or ""):
+            return kept
+        return check(data, name, self.gold_sources, self.max_bytes)
 
     @property
     def gold_shas(self) -> dict[str, str]:
@@ -775,7 +805,7 @@ class Rescorer:
         if found is not None:
             return Scored(str(path), found[0], found[1], True)
         try:
-            checked = check(data, path.name, self.gold_sources, self.max_bytes)
+            checked = self._validation(data, path.name, sha)
             return self.keep(checked, sha, self.verdicts(sha, checked, judge, progress, live), path)
         except Exception:  # a scorer bug must not take the board down; say so on the submission, details in the log
             ref = sha[:12]
@@ -790,7 +820,8 @@ class Rescorer:
             data = read_file(Path(path), self.max_bytes)
         except (SubmissionError, OSError):
             return None
-        return content_hash(data), check(data, Path(path).name, self.gold_sources, self.max_bytes)
+        sha = content_hash(data)
+        return sha, self._validation(data, Path(path).name, sha)
 
     def keep(self, checked: Checked, sha256: str, verdicts: Verdicts | None = None, path: str | Path = "") -> Scored:
         """Score a validated submission and store its result, which every later lookup of its content hash finds
@@ -809,6 +840,8 @@ class Rescorer:
         if not items:
             return None
         recorded = self.recorded_verdicts(sha256, judge, items)
+        if recorded is None and not live:  # scored unjudged now: the judge thread takes this validation later
+            self.hand_over(sha256, checked)
         if recorded is not None or not live:
             return recorded
         return verdicts_of(judge, items, progress)

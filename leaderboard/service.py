@@ -420,6 +420,8 @@ class Board:
         """The stored upload's result, scored from its validation: the pull finds it by content hash."""
         try:
             self.rescorer.keep(checked, content_hash(data))
+            if self.judge is not None:  # judged next, by the judge thread: from this same validation
+                self.rescorer.hand_over(content_hash(data), checked)
         except Exception:  # the pull then scores the file the ordinary way, which says what went wrong
             log.exception("scoring the upload %s failed", content_hash(data)[:12])
 

@@ -86,27 +86,42 @@ def test_an_upload_is_validated_once_from_submit_to_table_row_and_gold_read_once
     assert gold_reads == {name: 1 for name in TRACKS}
 
 
-def test_batch_judging_validates_each_file_once(tmp_path, validations, monkeypatch):
+@pytest.mark.parametrize("mode", ["batch", "live"])
+def test_a_file_is_validated_once_from_pull_to_its_judged_row(tmp_path, validations, monkeypatch, mode):
     with FakeOpenAI() as fake:
-        board = judged_board(tmp_path, fake, monkeypatch, "batch")
+        board = judged_board(tmp_path, fake, monkeypatch, mode)  # the pull scores each file unjudged
         waiting = [e for e in board.entries("unidoc") if e.judging]
         assert len(waiting) >= 3
-        validations.clear()
-        run_worker(board)
-        assert len(fake.batches) == 3  # one run: one batch per round for them all
-    names = [Path(e.path).name for e in waiting]
-    assert validations == collections.Counter(names)  # read and validated once: its items, then its score
+        run_worker(board)  # the judge thread: the items and the judged score from the pull's validation
+        assert len(fake.batches) == (3 if mode == "batch" else 0)  # batch: one run, one batch per round for them all
+    assert validations == collections.Counter(Path(e.path).name for e in board.entries())
     assert all(not e.judging and e.summary["judge"] == "openai:fake-judge" for e in waiting)
 
 
-def test_live_judging_validates_each_file_once(tmp_path, validations, monkeypatch):
+def test_validations_beyond_the_hand_over_bound_are_made_again_by_the_judge(tmp_path, validations, monkeypatch):
+    monkeypatch.setattr(scoring, "HANDOFF_RECORDS", 150)  # room for one demo unidoc file's validation (~100 records)
     with FakeOpenAI() as fake:
-        board = judged_board(tmp_path, fake, monkeypatch, "live")
-        waiting = [e for e in board.entries("unidoc") if e.judging]
+        board = judged_board(tmp_path, fake, monkeypatch, "batch")
+        waiting = [Path(e.path).name for e in board.entries("unidoc") if e.judging]
         validations.clear()
         run_worker(board)
-    assert validations == collections.Counter(Path(e.path).name for e in waiting)
-    assert all(e.summary["judge"] == "openai:fake-judge" for e in waiting)
+    # the last one the pull scored was kept, each of the others is validated again
+    assert len(waiting) >= 3 and set(validations) < set(waiting) and validations.total() == len(waiting) - 1
+    assert max(validations.values()) == 1
+
+
+def test_an_upload_judged_after_its_row_shows_is_still_validated_once(tmp_path, validations):
+    board = Board(Settings(data_dir=tmp_path, judge="lexical"), StoreSettings(data_dir=tmp_path)).start(background=False)
+    run_worker(board)  # the demo files judged
+    validations.clear()
+    filename, data = demo.make_submissions("unidoc", demo.DEMO_DIR / "gold" / "unidoc", 1, seed=5)[0]
+    status = board.submit(user="alice", track="unidoc", filename=filename, data=data, metadata={})
+    assert status.ok, status
+    (mine,) = [e for e in board.entries("unidoc") if e.user == "alice"]
+    assert mine.judging and mine.summary["judge"] == "none"  # the row shows, its judged metrics to come
+    run_worker(board)
+    assert mine.summary["judge"] == "lexical-v1" and "completeness" in mine.summary["overall"]
+    assert validations == {filename: 1}
 
 
 def test_a_pull_request_file_is_validated_once_from_review_to_table_row(hub, tmp_path, validations):  # noqa: F811
