@@ -178,7 +178,8 @@ class JudgeQueue:
                 continue
             resumes = any(ukey in inflight for ukey in _ukeys(items))
             if group and not resumes and size + len(items) > self.judge.max_items:
-                self._queue.put(path)  # the next run
+                self.rescorer.hand_over(sha, checked)  # the next run takes this validation (while the bound has room)
+                self._queue.put(path)
                 continue
             group.append((entry, local_path, sha, checked, items))
             size += len(items)
@@ -198,6 +199,8 @@ class JudgeQueue:
             log.exception("batch judging of %d submissions failed", len(group))
             judged = [None] * len(group)
         for (entry, local_path, sha, checked, _), verdicts in zip(group, judged, strict=True):
+            if pending:  # polled again later: from this validation, while the bound has room
+                self.rescorer.hand_over(sha, checked)
             if verdicts is not None:
                 try:  # every verdict comes from the run: nothing is sent here
                     self._settle(entry, self.rescorer.keep(checked, sha, verdicts, local_path), changed=False)
