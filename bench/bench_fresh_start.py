@@ -50,7 +50,7 @@ def _counted(*a, **k):  # every scoring of a file, judged or not, ends here
     return _score_checked(*a, **k)
 
 
-_score_file = scoring.Rescorer.score_file
+_score_file = scoring.Rescorer.score_file  # recorded verdicts included: a pull scores through it alone
 
 
 def _timed(method):
@@ -66,8 +66,6 @@ def _timed(method):
 
 scoring.score_checked = _counted
 scoring.Rescorer.score_file = _timed(_score_file)
-if hasattr(scoring.Rescorer, "score_recorded"):  # (absent before verdict records: the bench runs on older code too)
-    scoring.Rescorer.score_recorded = _timed(scoring.Rescorer.score_recorded)
 
 
 def main() -> None:
