@@ -17,7 +17,7 @@ holds per document language `selection_recall` (mean recall of that language's r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import permutations
 
 import numpy as np
@@ -178,6 +178,11 @@ class _Options:
         )
 
 
+# The recipes of the protocol steps (protocols.deviation_effects applies the fixes in their declared order):
+# their pairs are scored together, per normalisation of the predictions (FileWork._recalls).
+STEP_RECIPES = tuple(dict.fromkeys(_Options.of(frozenset(FIXES[:i])).recipe for i in range(len(FIXES) + 1)))
+
+
 def _predictions(texts: list[str], recipe: Recipe):
     if recipe.board_normalisation:
         return ngram_kernel.normalised_points(texts)
@@ -199,8 +204,11 @@ class FileWork:
     pair's recall. Steps that differ only in how units are aggregated (mean-per-unit, refusals-are-text,
     missing-units-count) reuse one recipe's pairs as they are."""
 
-    def __init__(self, parsed: dict, gold):
+    def __init__(self, parsed: dict, gold, board_layout=None):
+        """board_layout(task, work): the board's (prediction, answer row) pairs of a task (and whatever else
+        its scoring reads), whose recalls are then computed in the same kernel calls as the steps' own."""
         self.parsed, self.gold = parsed, gold
+        self.board_layout = board_layout
         self._parts: dict = {}
 
     def _once(self, key, compute):
@@ -239,8 +247,54 @@ class FileWork:
         return self._once("selection groups", compute)
 
     def pairs(self, task: str, recipe: Recipe) -> _Pairs:
-        compute = _selection_pairs if task == "selection" else _answer_pairs
-        return self._once(("pairs", task, recipe), lambda: compute(task, self, recipe))
+        if recipe in STEP_RECIPES and ("pairs", task, recipe) not in self._parts:
+            self._recalls(task, recipe.board_normalisation)
+        layout = _selection_layout if task == "selection" else _answer_layout
+
+        def alone():
+            pairs, pred, row = layout(task, self, recipe)
+            rows = part_rows(self.gold, recipe)
+            return pairs.with_found(ngram_kernel.recall_pairs(rows.needles, self.predictions(task, recipe), pred, row), rows)
+
+        return self._once(("pairs", task, recipe), alone)
+
+    def board(self, task: str) -> tuple:
+        """(the board's layout of the task, as board_layout gives it; the recall of each of its pairs)."""
+        if ("board", task) not in self._parts:
+            self._recalls(task, True)
+        return self._parts[("board", task)]
+
+    def _recalls(self, task: str, board_normalised: bool) -> None:
+        """Every pair recall of a task on one normalisation of the predictions, in one kernel call: the pairs
+        of each step recipe with that normalisation, and the board's own (board normalisation). A
+        prediction's grams are then built once for all of them; each pair's recall is the kernel's, however
+        the pairs are grouped, so every step reads the numbers it would compute alone."""
+        gold = self.gold
+        recipes = [r for r in STEP_RECIPES if r.board_normalisation == board_normalised]
+        layout = _selection_layout if task == "selection" else _answer_layout
+        laid = [layout(task, self, r) for r in recipes]
+        sets = [part_rows(gold, r).needles for r in recipes]
+        preds, rows = [p for _, p, _ in laid], [r for _, _, r in laid]
+        board = None
+        if board_normalised and self.board_layout is not None:
+            board = self.board_layout(task, self)
+            sets.append(gold.answer_rows.needles)
+            preds.append(board[0])
+            rows.append(board[1])
+        key = ("joined rows", board_normalised, board is not None)
+        if key not in gold.protocol_cache:
+            gold.protocol_cache[key] = ngram_kernel.NeedleRows.joined(sets)
+        joined, offsets = gold.protocol_cache[key]
+        pred = np.concatenate(preds)
+        row = np.concatenate([r + o for r, o in zip(rows, offsets)])
+        order = np.argsort(pred, kind="stable")  # a prediction's pairs together: its grams are built once
+        found = np.empty(len(pred))
+        found[order] = ngram_kernel.recall_pairs(joined, self.predictions(task, recipes[0]), pred[order], row[order])
+        bounds = np.cumsum([0, *map(len, preds)])
+        for i, (r, (pairs, _, _)) in enumerate(zip(recipes, laid)):
+            self._parts[("pairs", task, r)] = pairs.with_found(found[bounds[i] : bounds[i + 1]], part_rows(gold, r))
+        if board is not None:
+            self._parts[("board", task)] = (board, found[bounds[-2] : bounds[-1]])
 
 
 @dataclass(frozen=True)
@@ -264,9 +318,15 @@ class _Pairs:
     lang: np.ndarray | None = None
     record: np.ndarray | None = None
     counts: np.ndarray | None = None
+    row: np.ndarray | None = None  # each pair's answer part (a PartRows row)
+
+    def with_found(self, found: np.ndarray, rows: PartRows) -> _Pairs:
+        """These pairs with their recall, from the kernel's sums of counts found (`found`, in pair order)."""
+        return replace(self, recall=found / rows.size[self.row])
 
 
-def _answer_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
+def _answer_layout(task: str, work: FileWork, recipe: Recipe) -> tuple[_Pairs, np.ndarray, np.ndarray]:
+    """(the task's pairs under `recipe`, recall not yet computed; each pair's prediction and kernel row)."""
     gold = work.gold
     rows = part_rows(gold, recipe)
     ks = work.positions(task)
@@ -283,19 +343,18 @@ def _answer_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
         group, row, position, slot = group[order], row[order], position[order], slot[order]
     else:
         slot = np.zeros(len(group), dtype=np.int64)
-    found = ngram_kernel.recall_pairs(rows.needles, work.predictions(task, recipe), group, row)
-    return _Pairs(ks, group, position, found / rows.size[row], slot, strict_parts, other_parts)
+    return _Pairs(ks, group, position, None, slot, strict_parts, other_parts, row=row), group, row
 
 
-def _selection_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
+def _selection_layout(task: str, work: FileWork, recipe: Recipe) -> tuple[_Pairs, np.ndarray, np.ndarray]:
     rows = part_rows(work.gold, recipe)
     unit, lang, record = work.selection_groups()
     counts = rows.new_count[record, lang]  # (groups, answer languages)
     cell, row, position = _expand(rows.new_first[record, lang].ravel(), counts.ravel())
     group = cell // len(LANGS)
-    found = ngram_kernel.recall_pairs(rows.needles, work.predictions(task, recipe), unit[group], row)
     empty = np.zeros(0, dtype=np.int64)
-    return _Pairs(empty, group, position, found / rows.size[row], cell=cell, unit=unit, lang=lang, record=record, counts=counts)
+    pairs = _Pairs(empty, group, position, None, cell=cell, unit=unit, lang=lang, record=record, counts=counts, row=row)
+    return pairs, unit[group], row
 
 
 def score_official(
