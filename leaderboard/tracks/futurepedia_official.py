@@ -24,7 +24,7 @@ import numpy as np
 
 from ..metrics import ngram_kernel
 from ..metrics.nale import Recipe, part_row, refusals, script_predictions, split_answer
-from ..metrics.stats import BootstrapPlan
+from ..metrics.stats import BootstrapPlan, one_blas_thread
 from .base import Deviation, Scores
 
 LANGS = ("en", "fr", "es", "pt", "zh", "ja", "ko", "ar")
@@ -486,7 +486,9 @@ def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndar
     if not with_ci:
         return float(head), langs, cells, None
     counts = BootstrapPlan.for_sizes((len(gold.records),)).strata[0]
-    _, _, replicates = levels(counts @ cluster_num, counts @ cluster_den)
+    with one_blas_thread():
+        num, den = counts @ cluster_num, counts @ cluster_den
+    _, _, replicates = levels(num, den)
     low, high = np.nanpercentile(replicates, [2.5, 97.5])
     return float(head), langs, cells, [float(low), float(high)]
 
