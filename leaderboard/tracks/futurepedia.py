@@ -52,7 +52,9 @@ _LANG_SET = frozenset(LANGS)
 
 # Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
 # deeper than the limit, which the generic path reports; such files simply take the generic path.
-class _Record(msgspec.Struct, forbid_unknown_fields=True):
+# gc=False: a decoded record holds strings, numbers and lists of records, never a cycle, so the collector
+# need not track the hundreds of thousands a file decodes into.
+class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """One prediction, as the typed fast path decodes it; a field the generic path ignores must still type-check."""
 
     id: int

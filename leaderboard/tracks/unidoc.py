@@ -167,14 +167,16 @@ _Page = Annotated[int, msgspec.Meta(ge=1)]
 
 # Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
 # deeper than the limit, which the generic path reports; such files simply take the generic path.
-class _Candidate(msgspec.Struct, forbid_unknown_fields=True):
+# gc=False: a decoded record holds strings, numbers and lists of records, never a cycle, so the collector
+# need not track the hundreds of thousands a file decodes into.
+class _Candidate(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     doc: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID)]
     pages: Annotated[list[_Page], msgspec.Meta(min_length=1, max_length=2)]
     modality: str | None = None
     id: Annotated[str, msgspec.Meta(max_length=MAX_ID)] | None = None
 
 
-class _Record(msgspec.Struct, forbid_unknown_fields=True):
+class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """One prediction, as the typed fast path decodes it (a file with unknown keys takes the generic path)."""
 
     id: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
