@@ -26,10 +26,10 @@ def _counts(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
 
 
 @cache
-def _blas_controller():
-    from threadpoolctl import ThreadpoolController  # the BLAS numpy loaded, found once per process
+def _blas_libraries() -> list:
+    from threadpoolctl import ThreadpoolController  # the BLAS libraries numpy loaded, found once per process
 
-    return ThreadpoolController()
+    return [lib for lib in ThreadpoolController().lib_controllers if lib.user_api == "blas"]
 
 
 @contextmanager
@@ -38,8 +38,15 @@ def one_blas_thread() -> Iterator[None]:
     thread's dot product either way). A bootstrap product (1,000 resamples x a few thousand units x a few
     metrics) takes about a millisecond on one core; woken for it, the BLAS worker threads then spin for
     their timeout, burning the other core of a small shared machine for as long as the scoring itself."""
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    libraries = _blas_libraries()
+    before = [lib.num_threads for lib in libraries]
+    for lib in libraries:
+        lib.set_num_threads(1)
+    try:
         yield
+    finally:
+        for lib, threads in zip(libraries, before):
+            lib.set_num_threads(threads)
 
 
 @dataclass(frozen=True)
