@@ -299,16 +299,51 @@ class FileWork:
         if key not in gold.protocol_cache:
             gold.protocol_cache[key] = ngram_kernel.NeedleRows.joined(sets)
         joined, offsets = gold.protocol_cache[key]
-        pred = np.concatenate(preds)
-        row = np.concatenate([r + o for r, o in zip(rows, offsets)])
+        # A recipe laid out as an earlier one (the same pairs) whose row is the same as that one's scores the same:
+        # only its pairs on a different row (short-answers-score changes only the short parts) go to the kernel.
+        scored = [np.ones(len(p), dtype=bool) for p in preds]
+        same_as: dict[int, int] = {}
+        for i in range(1, len(recipes)):
+            j = next((j for j in range(i) if np.array_equal(preds[i], preds[j]) and np.array_equal(rows[i], rows[j])), None)
+            if j is not None and j not in same_as:
+                same_as[i] = j
+                scored[i] = _rows_differ(gold, recipes[j], recipes[i])[rows[i]]
+        pred = np.concatenate([p[m] for p, m in zip(preds, scored)])
+        row = np.concatenate([(r + o)[m] for r, o, m in zip(rows, offsets, scored)])
         order = np.argsort(pred, kind="stable")  # a prediction's pairs together: its grams are built once
         found = np.empty(len(pred))
         found[order] = ngram_kernel.recall_pairs(joined, self.predictions(task, recipes[0]), pred[order], row[order])
-        bounds = np.cumsum([0, *map(len, preds)])
+        bounds = np.cumsum([0, *(int(m.sum()) for m in scored)])
+        per_set = []
+        for i, m in enumerate(scored):
+            mine = found[bounds[i] : bounds[i + 1]]
+            if i in same_as:
+                mine, part = per_set[same_as[i]].copy(), mine
+                mine[m] = part
+            per_set.append(mine)
         for i, (r, (pairs, _, _)) in enumerate(zip(recipes, laid)):
-            self._parts[("pairs", task, r)] = pairs.with_found(found[bounds[i] : bounds[i + 1]], part_rows(gold, r))
+            self._parts[("pairs", task, r)] = pairs.with_found(per_set[i], part_rows(gold, r))
         if board is not None:
-            self._parts[("board", task)] = (board, found[bounds[-2] : bounds[-1]])
+            self._parts[("board", task)] = (board, per_set[-1])
+
+
+def _rows_differ(gold, a: Recipe, b: Recipe) -> np.ndarray:
+    """Per row of two recipes' PartRows (laid out alike): whether its needles, weights or size differ."""
+    key = ("rows differ", a, b)
+    if key not in gold.protocol_cache:
+        x, y = part_rows(gold, a), part_rows(gold, b)
+        n = len(x.needles)
+        differ = np.ones(n, dtype=bool)
+        if len(y.needles) == n:
+            for r in range(n):
+                xs, xe, ys, ye = x.needles.start[r], x.needles.start[r + 1], y.needles.start[r], y.needles.start[r + 1]
+                differ[r] = not (
+                    x.size[r] == y.size[r]
+                    and np.array_equal(x.needles.codes[xs:xe], y.needles.codes[ys:ye])
+                    and np.array_equal(x.needles.weights[xs:xe], y.needles.weights[ys:ye])
+                )
+        gold.protocol_cache[key] = differ
+    return gold.protocol_cache[key]
 
 
 @dataclass(frozen=True)
