@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reference import nale_eval as ref
 
 from leaderboard.metrics.nale import Recipe, part_row, refusals, refused, script_normalise, script_predictions
@@ -58,3 +60,29 @@ def test_refusals_are_matched_as_written():
     ]
     assert refusals(texts) == [ref.refused(t) for t in texts]
     assert refusals([*texts, "a\0信息不足"]) == [ref.refused(t) for t in [*texts, "a\0信息不足"]]
+
+
+# Sentences (a space between words, or a blocker such as '。'), single words, compatibility characters whose
+# NFKD is a word ('㎏'), combining marks, edge whitespace, final sigmas and refusal phrases: every branch of the
+# bulk normalisation, against the scripts' own steps one prediction at a time.
+_WORDS = st.sampled_from(
+    ["Paris", "ΣΑΣ", "리스본", "准将", "㎏", "Zu\u0308rich", "3.14", "①", "U.S.", "-", "。", "，", "ﬁ", "İ", ""]
+)
+_GLUE = st.sampled_from([" ", "", "  ", "\t", "\u3000", ", ", "。", "-", "\u00a0"])
+
+
+@st.composite
+def _prediction(draw) -> str:
+    words = draw(st.lists(_WORDS, max_size=5))
+    glue = draw(st.lists(_GLUE, min_size=len(words), max_size=len(words)))
+    text = "".join(w + g for w, g in zip(words, glue))
+    if draw(st.booleans()):
+        text = draw(st.sampled_from(ref.REFUSALS + ("", " "))) + text
+    return draw(st.sampled_from(["", " ", "\n"])) + text + draw(st.sampled_from(["", " ", "。"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_prediction(), st.text(alphabet=ALPHABET.replace("\0", ""), max_size=12)), min_size=1, max_size=40))
+def test_bulk_normalisation_and_refusals_are_the_scripts_on_generated_predictions(texts):
+    assert script_predictions(texts) == [script_normalise(t.lower()) for t in texts] == [ref.normalise(t.lower()) for t in texts]
+    assert refusals(texts) == [ref.refused(t) for t in texts]

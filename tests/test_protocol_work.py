@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from leaderboard import protocols
 from leaderboard.scoring import check
@@ -84,3 +87,43 @@ def test_steps_in_any_order_share_work_correctly(track_name):
         assert got.overall == naive[i].overall, sorted(fixes)
         full = track.score_with(checked.parsed, checked.gold, fixes, work=work)
         assert (full.overall, full.ci, full.breakdowns) == (naive[i].overall, naive[i].ci, naive[i].breakdowns)
+
+
+_FRAGMENTS = st.sampled_from(
+    ["Paris", "paris", "리스본", "准将", "准", "Lisboa", "ΣΑΣ", "  ", " ", "。", ", ", "a", "-", "Pays-Bas"]
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_pairs_scored_together_are_the_pairs_scored_alone(data):
+    """FileWork scores the board's pairs and every step recipe's in one kernel call per normalisation; each
+    pair must get the recall its own rows give it alone, whatever the predictions say (gold answers mixed in,
+    short answers, repeats, spaces, punctuation)."""
+    from leaderboard.metrics import ngram_kernel
+    from leaderboard.tracks import futurepedia_official as fo
+
+    track = TRACKS["futurepedia"]
+    checked = _checked("futurepedia", sorted((DEMO / "futurepedia").iterdir())[0])
+    gold = checked.gold
+    answers = [a for r in gold.records[:20] for a in r.ori.values() for a in a]
+    text = st.lists(st.one_of(_FRAGMENTS, st.sampled_from(answers)), max_size=6).map("".join)
+    pool = data.draw(st.lists(text, min_size=1, max_size=12), label="predictions")
+    step = data.draw(st.integers(1, 7), label="step")
+    parsed = {}
+    for task, preds in checked.parsed.items():  # the pool dealt out over every unit of the file
+        texts = [pool[(i * step) % len(pool)] for i in range(len(preds))]
+        parsed[task] = {u: (t, p[1]) if task == "selection" else t for (u, p), t in zip(preds.items(), texts)}
+    work = track.protocol_work(parsed, gold)
+    for task in parsed:
+        for recipe in fo.STEP_RECIPES:
+            pairs = work.pairs(task, recipe)
+            layout = fo._selection_layout if task == "selection" else fo._answer_layout
+            _, pred, row = layout(task, work, recipe)
+            rows = fo.part_rows(gold, recipe)
+            alone = ngram_kernel.recall_pairs(rows.needles, work.predictions(task, recipe), pred, row) / rows.size[row]
+            assert np.array_equal(pairs.recall, alone), (task, recipe)
+        layout, recall = work.board(task)
+        board = fo.Recipe(True, True, True)
+        alone = ngram_kernel.recall_pairs(gold.answer_rows.needles, work.predictions(task, board), layout[0], layout[1])
+        assert np.array_equal(recall, alone), task

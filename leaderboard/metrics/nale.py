@@ -15,9 +15,13 @@ import unicodedata
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import accumulate
 
+import numpy as np
+
 from .ngram import ngram_set, normalise
+from .ngram_kernel import _space_table
 
 # The scripts' "insufficient information" phrases, matched in the raw prediction (case-sensitive, before
 # any lowercasing): zh, en, ja, fr, ar, es, ko, pt, es, pt.
@@ -81,31 +85,93 @@ def prediction_text(prediction: str, recipe: Recipe) -> str:
 
 
 def script_predictions(predictions: list[str]) -> list[str]:
-    """[script_normalise(p.lower()) for p in predictions] (the scripts lowercase a prediction first), with
-    the lowercasing, the punctuation removal and NFKD each run once over the predictions joined by NUL.
-    None of them touches NUL or reaches across it: NUL is not punctuation, has no case and is neither cased
-    nor case-ignorable (so a final sigma before it is final, as at the end of a text), and it is a starter
-    that composes with nothing. A prediction holding NUL itself takes the one-by-one path."""
+    """[script_normalise(p.lower()) for p in predictions] (the scripts lowercase a prediction first).
+
+    Most predictions are sentences, with a character that keeps the scripts' one-token steps from applying
+    (`_shapes`): such a prediction is its lowercased text lowercased again and stripped. Both lowercasings
+    run once over the predictions joined by NUL: NUL is not punctuation, has no case and is neither cased
+    nor case-ignorable (so a final sigma before it is final, as at the end of a text). Only the others
+    (single words, numbers, empty texts) and the texts to strip are handled one by one. A prediction
+    holding NUL itself sends all of them through `script_normalise`."""
     joined = "\0".join(predictions)
     if joined.count("\0") != len(predictions) - 1:
         return [script_normalise(p.lower()) for p in predictions]
     lowered = joined.lower()
-    texts = lowered.split("\0")
-    stripped = [s.replace("  ", " ").strip() for s in _ASCII_PUNCTUATION.sub("", lowered).split("\0")]
-    texts = [s if s.isalpha() or s.isdigit() else t for t, s in zip(texts, stripped)]
-    decomposed = unicodedata.normalize("NFKD", "\0".join(texts)).split("\0")
-    return [(s if s.isalpha() or s.isdigit() else t).lower().strip() for t, s in zip(texts, decomposed)]
+    again = lowered.lower()
+    sentence, edge = _shapes(lowered, len(predictions))
+    out = again.split("\0")
+    if again != lowered:  # a second lowercasing changed something: its edges are not the ones measured
+        edge = np.ones(len(predictions), dtype=np.bool_)
+    for i in np.flatnonzero(~sentence | edge).tolist():
+        out[i] = out[i].strip() if sentence[i] else script_normalise(predictions[i].lower())
+    return out
+
+
+_WORD, _BLOCKER, _WHITE = 1, 2, 4
+
+
+@lru_cache(maxsize=1)
+def _classes() -> np.ndarray:
+    """Per code point, bits: _WORD (neither whitespace, ASCII punctuation nor NUL), _WHITE (whitespace)
+    and _BLOCKER: a word character of the BMP that is neither alphabetic nor a digit, and whose NFKD holds
+    such a character too ('。', '，'). Past the BMP no character is taken for a blocker (the exact path
+    then decides)."""
+    space = _space_table()
+    out = np.full(0x110000, _WORD, dtype=np.uint8)
+    out[: len(space)][space] = _WHITE
+    out[[ord(c) for c in string.punctuation]] = 0
+    out[0] = 0
+    for c in np.flatnonzero(out[:0x10000] == _WORD).tolist():
+        ch = chr(c)
+        if not (0xD800 <= c <= 0xDFFF or _single_char(ch)):  # a lone surrogate is left to the exact path
+            if not all(map(_single_char, unicodedata.normalize("NFKD", ch))):
+                out[c] |= _BLOCKER
+    return out
+
+
+def _single_char(ch: str) -> bool:
+    return ch.isalpha() or ch.isdigit()
+
+
+def _shapes(joined: str, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per NUL-separated text of `joined` (lowercased predictions): (whether the scripts' steps are sure to
+    leave it a text of several tokens, whether its first or last character is whitespace).
+
+    A text is sure to stay several tokens when it holds a space between two word characters (the space
+    survives the punctuation removal and the strip, and NFKD keeps it) or a blocker (it survives both, and
+    so does a character of its NFKD that is neither alphabetic nor a digit): either way neither the
+    punctuation-free text nor its NFKD is one alphabetic or numeric token."""
+    points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    classes = _classes()[points]
+    word = (classes & _WORD).view(np.bool_)
+    sure = (classes & _BLOCKER).astype(np.bool_)
+    sure[1:-1] |= (points[1:-1] == 32) & word[:-2] & word[2:]
+    sentence = np.zeros(count, dtype=np.bool_)
+    sentence[np.cumsum(points == 0)[sure]] = True
+    white = (classes & _WHITE).astype(np.bool_)
+    ends = np.flatnonzero(points == 0)
+    first = np.concatenate([[0], ends + 1])  # where each text begins
+    last = np.concatenate([ends, [len(points)]]) - 1  # where it ends (first - 1 when it is empty)
+    edge = np.zeros(count, dtype=np.bool_)
+    full = first <= last
+    edge[full] = white[first[full]] | white[last[full]]
+    return sentence, edge
 
 
 def refusals(predictions: list[str]) -> list[bool]:
-    """[refused(p) for p in predictions], from one scan of them all (no phrase holds NUL, the separator)."""
+    """[refused(p) for p in predictions], each phrase searched once over them all joined by NUL (no phrase
+    holds NUL, so an occurrence lies inside one prediction)."""
     joined = "\0".join(predictions)
-    out = [False] * len(predictions)
     if joined.count("\0") != len(predictions) - 1:
         return [refused(p) for p in predictions]
+    out = [False] * len(predictions)
     starts = list(accumulate((len(p) + 1 for p in predictions), initial=0))
-    for match in _REFUSAL.finditer(joined):
-        out[bisect_right(starts, match.start()) - 1] = True
+    for phrase in REFUSALS:
+        at = joined.find(phrase)
+        while at >= 0:
+            item = bisect_right(starts, at) - 1
+            out[item] = True
+            at = joined.find(phrase, starts[item + 1])  # this prediction is a refusal already: on to the next
     return out
 
 

@@ -70,6 +70,21 @@ class NeedleRows:
     def __len__(self) -> int:
         return len(self.short)
 
+    @classmethod
+    def joined(cls, sets: Sequence[NeedleRows]) -> tuple[NeedleRows, np.ndarray]:
+        """The rows of several sets one after another, and where each set's rows begin: row r of set i is
+        row offsets[i] + r, with the same needles and weights (so the same recall against any prediction)."""
+        out = cls(())
+        sizes = np.array([len(s) for s in sets], dtype=np.int64)
+        needles = np.array([len(s.codes) for s in sets], dtype=np.int64)
+        out.codes = np.concatenate([s.codes for s in sets])
+        out.weights = np.concatenate([s.weights for s in sets])
+        out.start = np.concatenate(
+            [*(s.start[:-1] + base for s, base in zip(sets, np.cumsum(needles) - needles)), [len(out.codes)]]
+        )
+        out.short = np.concatenate([s.short for s in sets])
+        return out, np.cumsum(sizes) - sizes
+
 
 _SMALL = 128  # up to this many grams a prediction's grams go in a hash table of _SLOTS; past it, sorted
 _SLOTS = 256  # a power of 2, at least 2 x _SMALL: the table is never more than half full

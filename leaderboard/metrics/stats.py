@@ -7,8 +7,10 @@ track: a CI is then a matrix product, not 1,000 Python-level resamples.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, cached_property, lru_cache
 
 import numpy as np
 
@@ -21,6 +23,30 @@ def _counts(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
     idx = rng.integers(0, n, size=(resamples, n))
     flat = (idx + np.arange(resamples)[:, None] * n).ravel()
     return np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
+
+
+@cache
+def _blas_libraries() -> list:
+    from threadpoolctl import ThreadpoolController  # the BLAS libraries numpy loaded, found once per process
+
+    return [lib for lib in ThreadpoolController().lib_controllers if lib.user_api == "blas"]
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the enclosed matrix products on one BLAS thread (the same numbers: each output element is one
+    thread's dot product either way). A bootstrap product (1,000 resamples x a few thousand units x a few
+    metrics) takes about a millisecond on one core; woken for it, the BLAS worker threads then spin for
+    their timeout, burning the other core of a small shared machine for as long as the scoring itself."""
+    libraries = _blas_libraries()
+    before = [lib.num_threads for lib in libraries]
+    for lib in libraries:
+        lib.set_num_threads(1)
+    try:
+        yield
+    finally:
+        for lib, threads in zip(libraries, before):
+            lib.set_num_threads(threads)
 
 
 @dataclass(frozen=True)
@@ -42,6 +68,11 @@ class BootstrapPlan:
     def resamples(self) -> int:
         return self.strata[0].shape[0]
 
+    @cached_property
+    def drawn(self) -> tuple[np.ndarray, ...]:
+        """Per stratum and resample, how many units it draws (the denominator of an unweighted mean)."""
+        return tuple(counts.sum(axis=1) for counts in self.strata)
+
     def replicates(self, values: list[np.ndarray], weights: list[np.ndarray] | None = None) -> np.ndarray:
         """Replicate statistics, shape (resamples, metrics).
 
@@ -53,14 +84,15 @@ class BootstrapPlan:
         if len(values) != len(self.strata):
             raise ValueError("one value matrix per stratum")
         out = None
-        for s, counts in enumerate(self.strata):
-            v = np.asarray(values[s], dtype=np.float64)
-            if v.ndim == 1:
-                v = v[:, None]
-            num = counts @ v
-            den = counts @ weights[s] if weights is not None else counts.sum(axis=1)
-            means = num / np.maximum(den, 1e-300)[:, None]
-            out = means if out is None else out + means
+        with one_blas_thread():
+            for s, counts in enumerate(self.strata):
+                v = np.asarray(values[s], dtype=np.float64)
+                if v.ndim == 1:
+                    v = v[:, None]
+                num = counts @ v
+                den = counts @ weights[s] if weights is not None else self.drawn[s]
+                means = num / np.maximum(den, 1e-300)[:, None]
+                out = means if out is None else out + means
         return out / len(self.strata)
 
     def ci(self, values, weights=None, level: float = 0.95) -> np.ndarray:

@@ -52,7 +52,9 @@ _LANG_SET = frozenset(LANGS)
 
 # Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
 # deeper than the limit, which the generic path reports; such files simply take the generic path.
-class _Record(msgspec.Struct, forbid_unknown_fields=True):
+# gc=False: a decoded record holds strings, numbers and lists of records, never a cycle, so the collector
+# need not track the hundreds of thousands a file decodes into.
+class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """One prediction, as the typed fast path decodes it; a field the generic path ignores must still type-check."""
 
     id: int
@@ -71,6 +73,13 @@ class Record:
     # The answers as published (the official protocol splits them its own way), the 8 languages only.
     raw_ori: dict[str, str | list[str]] = field(default_factory=dict)
     raw_new: dict[str, dict[str, str | list[str]]] = field(default_factory=dict)
+
+
+class Predictions(dict):
+    """A validated file's predictions, {task: {unit: prediction}} (selection: (prediction, document
+    languages)), carrying what scoring them computes once for every protocol (`FuturepediaTrack.protocol_work`)."""
+
+    __slots__ = ("work",)
 
 
 @dataclass(frozen=True)
@@ -368,7 +377,7 @@ class FuturepediaTrack(Track):
                 problems.error(where, f"repeated {task} unit {'/'.join(map(str, unit))}", record=rid, field="id")
                 continue
             parsed[task][unit] = payload
-        return {t: units for t, units in parsed.items() if units}
+        return Predictions({t: units for t, units in parsed.items() if units})
 
     def fingerprint(self, parsed: dict) -> str:
         # Per task, its units sorted (unit keys are unique, so the sort never compares payloads).
@@ -408,10 +417,10 @@ class FuturepediaTrack(Track):
             if unit in units:
                 return None  # a repeat: the generic path says where
             units[unit] = payload
-        return {t: units for t, units in parsed.items() if units}
+        return Predictions({t: units for t, units in parsed.items() if units})
 
     def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
-        values, answered, shares = _unit_values(parsed, gold)
+        values, answered, shares = _unit_values(parsed, gold, self.protocol_work(parsed, gold))
         summary = Summary()
         for task, task_values in values.items():
             summary.merge(summarise(gold.unit_index[task], task_values, answered[task], axes=gold.axes[task]))
@@ -449,77 +458,81 @@ class FuturepediaTrack(Track):
             return self.score(parsed, gold, verdicts)
         return score_official(parsed, gold, frozenset(fixes), headline_only=headline_only, work=work)
 
-    def protocol_work(self, parsed: dict, gold: FuturepediaGold):
-        return FileWork(parsed, gold)
+    def protocol_work(self, parsed: dict, gold: FuturepediaGold) -> FileWork:
+        """The file's FileWork, kept with its predictions (a `Predictions`) so that the board's scoring and
+        every protocol step share one: each prediction is normalised once and its grams built once."""
+        work = getattr(parsed, "work", None)
+        if work is None or work.gold is not gold or work.parsed is not parsed:
+            work = FileWork(parsed, gold, _board_layout)
+            if isinstance(parsed, Predictions):
+                parsed.work = work
+        return work
 
 
-def _unit_values(parsed: dict, gold: FuturepediaGold):
+def _unit_values(parsed: dict, gold: FuturepediaGold, work: FileWork):
     """Per task, {metric: score per unit} (0 where unanswered) and the answered mask; the selection shares.
 
     Each prediction is normalised once, and every (prediction, answer) pair of a task is scored in one
-    ngram_kernel.recall_pairs call.
+    ngram_kernel.recall_pairs call, with the official protocol's steps' pairs (FileWork._recalls).
     """
-    answers = gold.answer_rows
     values: dict[str, dict[str, np.ndarray]] = {}
     answered: dict[str, np.ndarray] = {}
     shares: dict[str, dict] = {}
-    for task, preds in parsed.items():
-        pos = gold.unit_pos[task]
-        ks = np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds))
-        size = len(pos)
+    for task in parsed:
+        ks = work.positions(task)
+        size = len(gold.unit_keys[task])
         answered[task] = np.zeros(size, dtype=bool)
         answered[task][ks] = True
         cols = values[task] = {key: np.zeros(size) for key in TASK_KEYS[task]}
+        layout, recall = work.board(task)
         if task == "monolingual":
-            predictions = ngram_kernel.normalised_points(list(preds.values()))
-            cols["monolingual"][ks] = ngram_kernel.recall_pairs(
-                answers.needles, predictions, np.arange(len(preds)), answers.monolingual[ks]
-            )
+            cols["monolingual"][ks] = recall
         elif task == "crosslingual":
-            # pairs (i, answer in the query language), (i, answer in the documents' language), i = 0, 1, ...
-            predictions = ngram_kernel.normalised_points(list(preds.values()))
-            recall = ngram_kernel.recall_pairs(
-                answers.needles, predictions, np.repeat(np.arange(len(preds)), 2), answers.crosslingual[ks].ravel()
-            )
             strict, other = recall[0::2], recall[1::2]
             cols["crosslingual_strict"][ks] = strict
             cols["crosslingual_loose"][ks] = np.maximum(strict, other)
         else:
-            cols["selection_entropy"][ks], shares = _selection(preds, ks, gold)
+            cols["selection_entropy"][ks], shares = _selection(layout, recall)
     return values, answered, shares
 
 
-def _selection(preds: dict, ks: np.ndarray, gold: FuturepediaGold) -> tuple[np.ndarray, dict]:
-    """Normalised selection entropy per unit (units at positions `ks`), and the mean share of each document language.
+def _board_layout(task: str, work: FileWork) -> tuple:
+    """The board's (prediction, answer row) pairs of a task, in the order `_unit_values` reads their recalls:
+    monolingual, its answer; crosslingual, (i, answer in the query language), (i, answer in the documents'
+    language), i = 0, 1, ...; selection, per offered document language (a group) its conflicting answers,
+    in unit order, with (the units' count; each group's unit, document language, rows' count and first pair)."""
+    answers = work.gold.answer_rows
+    ks = work.positions(task)
+    if task == "monolingual":
+        return np.arange(len(ks)), answers.monolingual[ks]
+    if task == "crosslingual":
+        return np.repeat(np.arange(len(ks)), 2), answers.crosslingual[ks].ravel()
+    unit_of_group, doc_of_group, record_of_group = work.selection_groups()
+    group_first = answers.conflicting_first[record_of_group, doc_of_group]
+    group_rows = answers.conflicting_count[record_of_group, doc_of_group]
+    begins = np.cumsum(group_rows) - group_rows
+    pair_group = np.repeat(np.arange(len(group_rows)), group_rows)
+    pair_row = group_first[pair_group] + np.arange(len(pair_group)) - begins[pair_group]
+    return unit_of_group[pair_group], pair_row, len(ks), unit_of_group, doc_of_group, group_rows, begins
+
+
+def _selection(layout: tuple, recall: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Normalised selection entropy per unit (in file order), and the mean share of each document language.
 
     Per offered document language (a group), its support is the best recall among its answers (0
     without one); the shares are the supports normalised per unit.
     """
-    answers = gold.answer_rows
-    offered_langs = [docs for _, docs in preds.values()]
-    offered = np.fromiter(map(len, offered_langs), dtype=np.int64, count=len(preds))
-    doc_of_group = np.fromiter((LANG_CODE[d] for docs in offered_langs for d in docs), dtype=np.int64, count=int(offered.sum()))
-    unit_of_group = np.repeat(np.arange(len(preds)), offered)
-    record_of_group = answers.selection_record[ks][unit_of_group]
-    group_first = answers.conflicting_first[record_of_group, doc_of_group]
-    group_rows = answers.conflicting_count[record_of_group, doc_of_group]
-    ends = np.cumsum(group_rows)
-    pair_group = np.repeat(np.arange(len(group_rows)), group_rows)
-    recall = ngram_kernel.recall_pairs(  # pairs in unit order: a prediction's grams are built once
-        answers.needles,
-        ngram_kernel.normalised_points([p for p, _ in preds.values()]),
-        unit_of_group[pair_group],
-        group_first[pair_group] + np.arange(len(pair_group)) - (ends - group_rows)[pair_group],
-    )
+    _, _, units, unit_of_group, doc_of_group, group_rows, begins = layout
+    offered = np.bincount(unit_of_group, minlength=units)
     support = np.zeros(len(group_rows))
     has = group_rows > 0
     if len(recall):
-        support[has] = np.maximum.reduceat(recall, (ends - group_rows)[has])
-    total = np.bincount(unit_of_group, weights=support, minlength=len(preds))
+        support[has] = np.maximum.reduceat(recall, begins[has])
+    total = np.bincount(unit_of_group, weights=support, minlength=units)
     p = np.divide(support, total[unit_of_group], out=np.zeros_like(support), where=total[unit_of_group] > 0)
     plogp = np.zeros_like(p)
     np.multiply(p, np.log(p, out=np.zeros_like(p), where=p > 0), out=plogp, where=p > 0)
-    entropy = -np.bincount(unit_of_group, weights=plogp, minlength=len(preds)) / np.log(offered)  # normalised SE
+    entropy = -np.bincount(unit_of_group, weights=plogp, minlength=units) / np.log(offered)  # normalised SE
     share_sum = np.bincount(doc_of_group, weights=p, minlength=len(LANGS))
     count = np.bincount(doc_of_group, minlength=len(LANGS))
     shares = {d: {"share": float(share_sum[c] / count[c]), "offered": int(count[c])} for c, d in enumerate(LANGS) if count[c]}

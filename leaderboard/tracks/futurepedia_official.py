@@ -17,14 +17,14 @@ holds per document language `selection_recall` (mean recall of that language's r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import permutations
 
 import numpy as np
 
 from ..metrics import ngram_kernel
 from ..metrics.nale import Recipe, part_row, refusals, script_predictions, split_answer
-from ..metrics.stats import BootstrapPlan
+from ..metrics.stats import BootstrapPlan, one_blas_thread
 from .base import Deviation, Scores
 
 LANGS = ("en", "fr", "es", "pt", "zh", "ja", "ko", "ar")
@@ -178,6 +178,11 @@ class _Options:
         )
 
 
+# The recipes of the protocol steps (protocols.deviation_effects applies the fixes in their declared order):
+# their pairs are scored together, per normalisation of the predictions (FileWork._recalls).
+STEP_RECIPES = tuple(dict.fromkeys(_Options.of(frozenset(FIXES[:i])).recipe for i in range(len(FIXES) + 1)))
+
+
 def _predictions(texts: list[str], recipe: Recipe):
     if recipe.board_normalisation:
         return ngram_kernel.normalised_points(texts)
@@ -189,8 +194,22 @@ def _aligned_max(groups: int, width: int, group, position, recall, keep=None) ->
     out = np.zeros((groups, max(width, 1)))
     if keep is not None:
         group, position, recall = group[keep], position[keep], recall[keep]
-    np.maximum.at(out, (group, position), recall)
+    if len(group) and not (
+        0 <= group.min() and group.max() < out.shape[0] and 0 <= position.min() and position.max() < out.shape[1]
+    ):
+        raise ValueError("a pair's group or position is outside the table")  # the compiled loop does not check
+    args = (np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(position, dtype=np.int64))
+    ngram_kernel.compiled(_scatter_max)(out, *args, np.ascontiguousarray(recall, dtype=np.float64))
     return out
+
+
+def _scatter_max(out, group, position, recall):
+    """out[group[e], position[e]] = max(itself, recall[e]) for each e in turn, NaN winning: what
+    np.maximum.at does, without its per-element dispatch (a third of a file's official scoring)."""
+    for e in range(len(group)):
+        g, p, v = group[e], position[e], recall[e]
+        if v > out[g, p] or v != v:
+            out[g, p] = v
 
 
 class FileWork:
@@ -199,8 +218,11 @@ class FileWork:
     pair's recall. Steps that differ only in how units are aggregated (mean-per-unit, refusals-are-text,
     missing-units-count) reuse one recipe's pairs as they are."""
 
-    def __init__(self, parsed: dict, gold):
+    def __init__(self, parsed: dict, gold, board_layout=None):
+        """board_layout(task, work): the board's (prediction, answer row) pairs of a task (and whatever else
+        its scoring reads), whose recalls are then computed in the same kernel calls as the steps' own."""
         self.parsed, self.gold = parsed, gold
+        self.board_layout = board_layout
         self._parts: dict = {}
 
     def _once(self, key, compute):
@@ -239,8 +261,89 @@ class FileWork:
         return self._once("selection groups", compute)
 
     def pairs(self, task: str, recipe: Recipe) -> _Pairs:
-        compute = _selection_pairs if task == "selection" else _answer_pairs
-        return self._once(("pairs", task, recipe), lambda: compute(task, self, recipe))
+        if recipe in STEP_RECIPES and ("pairs", task, recipe) not in self._parts:
+            self._recalls(task, recipe.board_normalisation)
+        layout = _selection_layout if task == "selection" else _answer_layout
+
+        def alone():
+            pairs, pred, row = layout(task, self, recipe)
+            rows = part_rows(self.gold, recipe)
+            return pairs.with_found(ngram_kernel.recall_pairs(rows.needles, self.predictions(task, recipe), pred, row), rows)
+
+        return self._once(("pairs", task, recipe), alone)
+
+    def board(self, task: str) -> tuple:
+        """(the board's layout of the task, as board_layout gives it; the recall of each of its pairs)."""
+        if ("board", task) not in self._parts:
+            self._recalls(task, True)
+        return self._parts[("board", task)]
+
+    def _recalls(self, task: str, board_normalised: bool) -> None:
+        """Every pair recall of a task on one normalisation of the predictions, in one kernel call: the pairs
+        of each step recipe with that normalisation, and the board's own (board normalisation). A
+        prediction's grams are then built once for all of them; each pair's recall is the kernel's, however
+        the pairs are grouped, so every step reads the numbers it would compute alone."""
+        gold = self.gold
+        recipes = [r for r in STEP_RECIPES if r.board_normalisation == board_normalised]
+        layout = _selection_layout if task == "selection" else _answer_layout
+        laid = [layout(task, self, r) for r in recipes]
+        sets = [part_rows(gold, r).needles for r in recipes]
+        preds, rows = [p for _, p, _ in laid], [r for _, _, r in laid]
+        board = None
+        if board_normalised and self.board_layout is not None:
+            board = self.board_layout(task, self)
+            sets.append(gold.answer_rows.needles)
+            preds.append(board[0])
+            rows.append(board[1])
+        key = ("joined rows", board_normalised, board is not None)
+        if key not in gold.protocol_cache:
+            gold.protocol_cache[key] = ngram_kernel.NeedleRows.joined(sets)
+        joined, offsets = gold.protocol_cache[key]
+        # A recipe laid out as an earlier one (the same pairs) whose row is the same as that one's scores the same:
+        # only its pairs on a different row (short-answers-score changes only the short parts) go to the kernel.
+        scored = [np.ones(len(p), dtype=bool) for p in preds]
+        same_as: dict[int, int] = {}
+        for i in range(1, len(recipes)):
+            j = next((j for j in range(i) if np.array_equal(preds[i], preds[j]) and np.array_equal(rows[i], rows[j])), None)
+            if j is not None and j not in same_as:
+                same_as[i] = j
+                scored[i] = _rows_differ(gold, recipes[j], recipes[i])[rows[i]]
+        pred = np.concatenate([p[m] for p, m in zip(preds, scored)])
+        row = np.concatenate([(r + o)[m] for r, o, m in zip(rows, offsets, scored)])
+        order = np.argsort(pred, kind="stable")  # a prediction's pairs together: its grams are built once
+        found = np.empty(len(pred))
+        found[order] = ngram_kernel.recall_pairs(joined, self.predictions(task, recipes[0]), pred[order], row[order])
+        bounds = np.cumsum([0, *(int(m.sum()) for m in scored)])
+        per_set = []
+        for i, m in enumerate(scored):
+            mine = found[bounds[i] : bounds[i + 1]]
+            if i in same_as:
+                mine, part = per_set[same_as[i]].copy(), mine
+                mine[m] = part
+            per_set.append(mine)
+        for i, (r, (pairs, _, _)) in enumerate(zip(recipes, laid)):
+            self._parts[("pairs", task, r)] = pairs.with_found(per_set[i], part_rows(gold, r))
+        if board is not None:
+            self._parts[("board", task)] = (board, per_set[-1])
+
+
+def _rows_differ(gold, a: Recipe, b: Recipe) -> np.ndarray:
+    """Per row of two recipes' PartRows (laid out alike): whether its needles, weights or size differ."""
+    key = ("rows differ", a, b)
+    if key not in gold.protocol_cache:
+        x, y = part_rows(gold, a), part_rows(gold, b)
+        n = len(x.needles)
+        differ = np.ones(n, dtype=bool)
+        if len(y.needles) == n:
+            for r in range(n):
+                xs, xe, ys, ye = x.needles.start[r], x.needles.start[r + 1], y.needles.start[r], y.needles.start[r + 1]
+                differ[r] = not (
+                    x.size[r] == y.size[r]
+                    and np.array_equal(x.needles.codes[xs:xe], y.needles.codes[ys:ye])
+                    and np.array_equal(x.needles.weights[xs:xe], y.needles.weights[ys:ye])
+                )
+        gold.protocol_cache[key] = differ
+    return gold.protocol_cache[key]
 
 
 @dataclass(frozen=True)
@@ -264,9 +367,15 @@ class _Pairs:
     lang: np.ndarray | None = None
     record: np.ndarray | None = None
     counts: np.ndarray | None = None
+    row: np.ndarray | None = None  # each pair's answer part (a PartRows row)
+
+    def with_found(self, found: np.ndarray, rows: PartRows) -> _Pairs:
+        """These pairs with their recall, from the kernel's sums of counts found (`found`, in pair order)."""
+        return replace(self, recall=found / rows.size[self.row])
 
 
-def _answer_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
+def _answer_layout(task: str, work: FileWork, recipe: Recipe) -> tuple[_Pairs, np.ndarray, np.ndarray]:
+    """(the task's pairs under `recipe`, recall not yet computed; each pair's prediction and kernel row)."""
     gold = work.gold
     rows = part_rows(gold, recipe)
     ks = work.positions(task)
@@ -283,19 +392,18 @@ def _answer_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
         group, row, position, slot = group[order], row[order], position[order], slot[order]
     else:
         slot = np.zeros(len(group), dtype=np.int64)
-    found = ngram_kernel.recall_pairs(rows.needles, work.predictions(task, recipe), group, row)
-    return _Pairs(ks, group, position, found / rows.size[row], slot, strict_parts, other_parts)
+    return _Pairs(ks, group, position, None, slot, strict_parts, other_parts, row=row), group, row
 
 
-def _selection_pairs(task: str, work: FileWork, recipe: Recipe) -> _Pairs:
+def _selection_layout(task: str, work: FileWork, recipe: Recipe) -> tuple[_Pairs, np.ndarray, np.ndarray]:
     rows = part_rows(work.gold, recipe)
     unit, lang, record = work.selection_groups()
     counts = rows.new_count[record, lang]  # (groups, answer languages)
     cell, row, position = _expand(rows.new_first[record, lang].ravel(), counts.ravel())
     group = cell // len(LANGS)
-    found = ngram_kernel.recall_pairs(rows.needles, work.predictions(task, recipe), unit[group], row)
     empty = np.zeros(0, dtype=np.int64)
-    return _Pairs(empty, group, position, found / rows.size[row], cell=cell, unit=unit, lang=lang, record=record, counts=counts)
+    pairs = _Pairs(empty, group, position, None, cell=cell, unit=unit, lang=lang, record=record, counts=counts, row=row)
+    return pairs, unit[group], row
 
 
 def score_official(
@@ -402,10 +510,9 @@ def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndar
     cluster, query, doc = _layout(gold, task)
     if task == "crosslingual":  # PAIRS is permutations(LANGS, 2): query-major, the query itself skipped
         names, cell = PAIRS, query * (len(LANGS) - 1) + doc - (doc > query)
-        lang_of_cell = np.repeat(np.arange(len(LANGS)), len(LANGS) - 1)
     else:
         names, cell = LANGS, query
-        lang_of_cell = np.arange(len(LANGS))
+    per_query = len(names) // len(LANGS)  # a language's cells are one block of the cells, in order
     num, den = np.where(included, num, 0.0), np.where(included, den, 0.0)
     counted = np.bincount(cell, included.astype(np.float64), minlength=len(names))
     flat = cluster * len(names) + cell
@@ -416,7 +523,7 @@ def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndar
     def levels(cell_num, cell_den):
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = np.where((cell_den > 0) & (counted > 0), cell_num / cell_den, np.nan)
-        per_lang = np.stack([_nanmean(ratio[..., lang_of_cell == j]) for j in range(len(LANGS))], axis=-1)
+        per_lang = _nanmean(ratio.reshape(*ratio.shape[:-1], len(LANGS), per_query))
         return ratio, per_lang, _nanmean(per_lang)
 
     ratio, per_lang, head = levels(cluster_num.sum(axis=0), cluster_den.sum(axis=0))
@@ -427,7 +534,9 @@ def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndar
     if not with_ci:
         return float(head), langs, cells, None
     counts = BootstrapPlan.for_sizes((len(gold.records),)).strata[0]
-    _, _, replicates = levels(counts @ cluster_num, counts @ cluster_den)
+    with one_blas_thread():
+        num, den = counts @ cluster_num, counts @ cluster_den
+    _, _, replicates = levels(num, den)
     low, high = np.nanpercentile(replicates, [2.5, 97.5])
     return float(head), langs, cells, [float(low), float(high)]
 

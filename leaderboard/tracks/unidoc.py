@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Annotated
@@ -167,14 +167,16 @@ _Page = Annotated[int, msgspec.Meta(ge=1)]
 
 # Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
 # deeper than the limit, which the generic path reports; such files simply take the generic path.
-class _Candidate(msgspec.Struct, forbid_unknown_fields=True):
+# gc=False: a decoded record holds strings, numbers and lists of records, never a cycle, so the collector
+# need not track the hundreds of thousands a file decodes into.
+class _Candidate(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     doc: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID)]
     pages: Annotated[list[_Page], msgspec.Meta(min_length=1, max_length=2)]
     modality: str | None = None
     id: Annotated[str, msgspec.Meta(max_length=MAX_ID)] | None = None
 
 
-class _Record(msgspec.Struct, forbid_unknown_fields=True):
+class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """One prediction, as the typed fast path decodes it (a file with unknown keys takes the generic path)."""
 
     id: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
@@ -724,10 +726,12 @@ def _columns(
     plens = np.fromiter(map(len, pages), dtype=np.int64, count=len(pages))
     if plens.min() < 1 or plens.max() > 2:
         return None
-    flat_pages = list(chain.from_iterable(pages))
-    if min(flat_pages) < 1 or max(flat_pages) > MAX_PAGE:
+    try:  # a page number past int64 is past MAX_PAGE too
+        values = np.fromiter(chain.from_iterable(pages), dtype=np.int64, count=int(plens.sum()))
+    except OverflowError:
         return None
-    values = np.array(flat_pages, dtype=np.int64)
+    if values.min() < 1 or values.max() > MAX_PAGE:
+        return None
     last = np.cumsum(plens) - 1
     starts, ends = values[last - plens + 1], values[last]
     if (starts > ends).any():
@@ -737,11 +741,8 @@ def _columns(
         cids = None
     else:
         tuples = [t if i is None else (*t, i) for t, i in zip(tuples, cids)]
-    out, pos = [], 0
-    for n in lens:
-        out.append(tuples[pos : pos + n])
-        pos += n
-    return out, (docs, starts, ends, lens, cids)
+    bounds = list(accumulate(lens, initial=0))
+    return list(map(tuples.__getitem__, map(slice, bounds[:-1], bounds[1:]))), (docs, starts, ends, lens, cids)
 
 
 def _repeats(top: list[tuple], with_ids: bool) -> list[bool] | None:

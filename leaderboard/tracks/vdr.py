@@ -135,12 +135,14 @@ _HUB_GOLD: dict[beir_hub.HubGoldSpec, VdrGold] = {}
 
 # Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
 # deeper than the limit, which the generic path reports; such files simply take the generic path.
-class _Entry(msgspec.Struct, forbid_unknown_fields=True):
+# gc=False: a decoded record holds strings, numbers and lists of records, never a cycle, so the collector
+# need not track the hundreds of thousands a file decodes into.
+class _Entry(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     doc: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
     score: float  # JSON integers are accepted; NaN / inf are not JSON numbers, 1e999 is out of range
 
 
-class _Record(msgspec.Struct, forbid_unknown_fields=True):
+class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """One ranking, as the typed fast path decodes it."""
 
     dataset: Annotated[str, msgspec.Meta(max_length=MAX_ID)]
