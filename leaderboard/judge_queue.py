@@ -163,7 +163,7 @@ class JudgeQueue:
             if judge is not None:
                 try:  # every verdict comes from the run: nothing is sent here
                     scored = self.rescorer.score_file(local_path, judge=judge)
-                    if scored.summary.get("status") == "scored":
+                    if scored.summary.status == "scored":
                         entry.summary, entry.key = scored.summary, scored.key
                 except Exception:
                     log.exception("scoring %s with its verdicts failed", entry.path)
@@ -195,7 +195,7 @@ class JudgeQueue:
         progress = self.progress.setdefault(entry.id, JudgeProgress())
         try:
             scored = self.rescorer.score_file(local_path, judge=self.judge, progress=progress)
-            if scored.summary.get("status") == "scored":
+            if scored.summary.status == "scored":
                 entry.summary, entry.key = scored.summary, scored.key
         except Exception:  # the judge failing must leave the retrieval metrics standing
             log.exception("judging %s failed", path)

@@ -189,7 +189,6 @@ class Board:
                 entry = Entry(
                     id=f.sha256[:12],
                     path=f.path,
-                    summary={},
                     user=pr.author,
                     submitted_at=pr.created_at,
                     metadata=f.metadata,
@@ -198,7 +197,7 @@ class Board:
                 )
                 scored = self.rescorer.cached(f.sha256) or self.rescorer.score_file(Path(f.local_path))
                 entry.summary, entry.key = scored.summary, scored.key
-                entry.status = scored.summary.get("status", "invalid")
+                entry.status = scored.summary.status
                 fresh[key] = entry
         with self._lock:
             changed = fresh.keys() != self._pending.keys() or any(fresh[k] is not self._pending[k] for k in fresh)
@@ -214,7 +213,7 @@ class Board:
             flag = snap.flags.get(f.path)
             with self._lock:
                 old = self._entries.get(f.path)
-            if old is not None and old.summary.get("sha256") == f.sha256:
+            if old is not None and old.summary.sha256 == f.sha256:
                 if old.flag != flag:
                     old.flag = flag
                     changed = True
@@ -222,7 +221,6 @@ class Board:
             entry = Entry(
                 id=f.sha256[:12],
                 path=f.path,
-                summary={},
                 user=f.user,
                 flag=flag,
                 submitted_at=_submitted(f),
@@ -241,7 +239,7 @@ class Board:
         if changed:
             self._mark_duplicates()
             self._bump()
-            self.rescorer.cache.write_index()
+            self.rescorer.cache.write_tables()
             if push:
                 self.results_sync.push()
 
@@ -260,7 +258,7 @@ class Board:
 
     @staticmethod
     def _track_of(e: Entry) -> str | None:
-        return e.summary.get("track") or e.metadata.get("track") or (e.path.split("/")[1:2] or [None])[0]
+        return e.summary.track or e.metadata.get("track") or (e.path.split("/")[1:2] or [None])[0]
 
     def _score(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
         found, judged = self.rescorer.cached_judged_or_not(sha256, self.judge)
@@ -269,7 +267,7 @@ class Board:
             judged = found is not None
         scored = found or self.rescorer.score_file(local_path)
         entry.summary, entry.key = scored.summary, scored.key
-        entry.status = scored.summary.get("status", "invalid")
+        entry.status = scored.summary.status
         if self.judge is not None and not judged and entry.status == "scored" and _judgeable(entry):
             entry.judging = True
             self.judge_queue.put(entry.path)
@@ -284,7 +282,7 @@ class Board:
     def _judged(self) -> None:
         """A submission judged (or its batch run paused): re-rendered, indexed, pushed."""
         self._bump()
-        self.rescorer.cache.write_index()
+        self.rescorer.cache.write_tables()
         self.results_sync.push()
 
     def _bump(self) -> None:
@@ -292,7 +290,11 @@ class Board:
             self.version += 1
 
     # ---- reading -------------------------------------------------------------------------
-    def entries(self, track: str | None = None) -> list[Entry]:
+    def entries(self, track: str | None = None, parts: tuple[str, ...] = ("breakdowns",)) -> list[Entry]:
+        """The board's entries (a track's, with its summaries' `parts` read: results.PARTS; every entry of the board
+        has its identity, system, status and headline numbers)."""
+        if track is not None:
+            self.rescorer.cache.complete(track, parts)
         with self._lock:
             items = list(self._entries.values())
             merged = {e.sha256 for e in items}  # a merged pull request's file is on the board itself
@@ -301,7 +303,11 @@ class Board:
         return items if track is None else [e for e in items if self._track_of(e) == track]
 
     def entry(self, entry_id: str) -> Entry | None:
-        return next((e for e in self.entries() if e.id == entry_id), None)
+        """One entry, its summary complete (what its detail and a comparison read)."""
+        found = next((e for e in self.entries() if e.id == entry_id), None)
+        if found is not None:
+            self.rescorer.cache.complete(self._track_of(found))
+        return found
 
     def table(
         self, track: str, include_hidden: bool = False, rank_by: str | None = None, slice_: tuple[str, str] | None = None
@@ -322,13 +328,13 @@ class Board:
             file = snap.by_path().get(entry.path) if snap else None
             if file is None:
                 return {}
-            judged = self.judge is not None and entry.summary.get("judge", NO_JUDGE) != NO_JUDGE
+            judged = self.judge is not None and entry.summary.judge != NO_JUDGE
             try:
                 scored = self.rescorer.score_file(file.local_path, judge=self.judge if judged else None)
             except Exception:
                 log.exception("rescoring %s failed (log ref %s)", entry.path, entry.id)
                 return {}
-            if scored.summary.get("status") == entry.status:
+            if scored.summary.status == entry.status:
                 entry.summary, entry.key = scored.summary, scored.key
             return self.rescorer.units(entry.key, entry.summary) or {}
 
@@ -353,7 +359,7 @@ class Board:
                 self._records.move_to_end(key)
                 return self._records[key]
         env = parse_envelope(read_file(file.local_path), file.local_path.name)
-        track = TRACKS[entry.summary["track"]]
+        track = TRACKS[entry.summary.track]
         records = {u: r for r in env.records if isinstance(r, dict) and (u := track.unit_of(r)) is not None}
         with self._lock:
             self._records[key] = records
@@ -365,9 +371,9 @@ class Board:
         a, b = self.entry(a_id), self.entry(b_id)
         if a is None or b is None:
             raise KeyError("unknown system")
-        if a.summary.get("track") != b.summary.get("track"):
+        if a.summary.track != b.summary.track:
             raise ValueError("the two systems are on different tracks")
-        track = TRACKS[a.summary["track"]]
+        track = TRACKS[a.summary.track]
         result = compare(track, self.gold(track.name), self.units(a), self.units(b), self.unit_info(track.name), top)
         result["a"], result["b"] = a, b
         rec_a, rec_b = self.records(a), self.records(b)
@@ -480,7 +486,7 @@ def _unit_info(track, gold) -> dict[str, dict]:
 
 
 def _judgeable(entry: Entry) -> bool:
-    track = TRACKS.get(entry.summary.get("track") or "")
+    track = TRACKS.get(entry.summary.track or "")
     return track is not None and track.wants_judge(entry.summary)
 
 

@@ -35,7 +35,7 @@ def fingerprint(data: bytes, name: str, monkeypatch=None, generic: bool = False)
     else:
         checked = scoring.check(data, name)
     assert checked.ok, checked.errors[:3]
-    assert checked.fingerprint == scoring.score_checked(checked, "x").summary["fingerprint"]
+    assert checked.fingerprint == scoring.score_checked(checked, "x").summary.fingerprint
     return checked.fingerprint
 
 

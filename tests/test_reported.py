@@ -307,12 +307,12 @@ def test_compare_with_a_reported_row_is_differences_only(app, monkeypatch):
     for _, row in metrics.iterrows():
         key = next(m.key for m in UNIDOC.metrics if m.label == row["Metric"])
         assert float(row["B"]) == pytest.approx(paper["overall"][key], abs=5e-4)
-        assert float(row["A − B"]) == pytest.approx(e.summary["overall"][key] - paper["overall"][key], abs=5e-4)
+        assert float(row["A − B"]) == pytest.approx(e.summary.overall[key] - paper["overall"][key], abs=5e-4)
     assert "Faithfulness" not in metrics["Metric"].tolist()  # only the metrics both have
     bars = {t.name: t for t in fig.data}
     domain = bars["domain"]
     expected = [
-        e.summary["breakdowns"]["domain"][d]["recall@10"] - paper["breakdowns"]["domain"][d]["recall@10"] for d in domain.x
+        e.summary.breakdowns["domain"][d]["recall@10"] - paper["breakdowns"]["domain"][d]["recall@10"] for d in domain.x
     ]
     assert list(domain.y) == pytest.approx(expected)
     # across tracks, or an unknown reported id: said plainly
@@ -405,7 +405,7 @@ def test_who_leads_sets_the_best_rescored_beside_the_best_reported(app):
         )
         rescored = max(
             (e for e in app.board.entries("unidoc") if e.status == "scored"),
-            key=lambda e: e.summary["breakdowns"]["domain"][domain]["recall@10"],
+            key=lambda e: e.summary.breakdowns["domain"][domain]["recall@10"],
         )
         row = text.split(f"<tr><th>{domain}</th>", 1)[1].split("</tr>", 1)[0]
         assert f"{best['breakdowns']['domain'][domain]['recall@10']:.3f}</td>" in row.split("</td>")[1] + "</td>"

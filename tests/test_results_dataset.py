@@ -188,7 +188,7 @@ def test_judged_results_reach_the_repo_in_one_deferred_commit(repos, tmp_path, m
         not board.entries() or any(e.judging or e.status == "pending" for e in board.entries())
     ) and time.monotonic() < deadline:
         time.sleep(0.1)
-    judged = [e for e in board.entries() if e.summary.get("judge", "none") != "none"]
+    judged = [e for e in board.entries() if e.summary.judge != "none"]
     assert len(judged) >= 2
     commits_while_running = len(sent)
     assert commits_while_running <= 1  # the first pull's push; every judged result waits for the interval

@@ -40,8 +40,8 @@ def shown(board: Board) -> dict[str, tuple]:
         e.id: (
             e.status,
             e.name,
-            json.dumps(e.summary.get("overall"), sort_keys=True),
-            json.dumps(e.summary.get("ci"), sort_keys=True),
+            json.dumps(e.summary.overall, sort_keys=True),
+            json.dumps(e.summary.ci, sort_keys=True),
             json.dumps(results_index.plain(e.summary).get("breakdowns"), sort_keys=True),
         )
         for e in board.entries()
@@ -95,7 +95,7 @@ def test_breakdowns_from_the_index_read_like_the_dict_they_stand_for(tmp_path):
     for e in board.entries():
         if e.status != "scored":
             continue
-        lazy = e.summary["breakdowns"]
+        lazy = e.summary.breakdowns
         assert isinstance(lazy, results_index.LazyBreakdowns)
         stored = json.loads((tmp_path / "results" / f"{e.key}.json").read_text())["breakdowns"]
         assert set(lazy) == set(stored) and len(lazy) == len(stored)
@@ -107,7 +107,7 @@ def test_breakdowns_from_the_index_read_like_the_dict_they_stand_for(tmp_path):
             json.dumps(e.summary)
     for track in TRACKS.values():
         for axis in track.slice_axes:
-            value = next(iter(next(e for e in board.entries(track.name) if e.status == "scored").summary["breakdowns"][axis]))
+            value = next(iter(next(e for e in board.entries(track.name) if e.status == "scored").summary.breakdowns[axis]))
             assert not board.table(track.name, slice_=(axis, value)).empty
 
 
@@ -202,7 +202,7 @@ def test_a_summary_rewritten_after_the_index_is_read_from_its_file_and_healed(tm
     board = local_board(tmp_path)
     assert shown(board) == before
     assert summary_reads.count(victim.name) >= 1 and len(set(summary_reads)) == 1  # only the rewritten one
-    assert json.loads(victim.read_text())["sha256"] == b.summary["sha256"]  # rescored and rewritten
+    assert json.loads(victim.read_text())["sha256"] == b.summary.sha256  # rescored and rewritten
     summary_reads.clear()
     assert shown(local_board(tmp_path)) == before and summary_reads == []  # the index has it again
 

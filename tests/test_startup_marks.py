@@ -67,7 +67,7 @@ def local_board(data_dir: Path) -> Board:
 
 def shown(board: Board) -> dict[str, tuple]:
     return {
-        e.id: (e.status, e.name, json.dumps(e.summary.get("overall"), sort_keys=True), json.dumps(e.summary.get("ci")))
+        e.id: (e.status, e.name, json.dumps(e.summary.overall, sort_keys=True), json.dumps(e.summary.ci))
         for e in board.entries()
     }
 
@@ -157,7 +157,7 @@ def test_a_marked_start_decodes_no_head_beyond_its_identity(tmp_path, short_sett
         invalid += "fingerprint" not in stored
         assert len(decoded) == i  # the identity read, nothing decoded
         assert results_index.plain(e.summary) == stored and decoded[-1] == e.key
-        assert e.summary.get("fingerprint", "absent") == stored.get("fingerprint", "absent")  # decoded: the dict's own
+        assert e.summary.fingerprint == stored.get("fingerprint", "absent")  # decoded: the dict's own
     assert invalid == 1  # the absent case covered
     assert len(decoded) == len(entries)
 
@@ -193,7 +193,7 @@ def test_a_summary_renamed_over_after_marking_is_noticed_and_healed(tmp_path, sh
     row_checks.clear()
     assert shown(local_board(tmp_path)) == before
     assert b.key in row_checks  # the folder changed: its rows checked again, the replaced one found out
-    assert json.loads(victim.read_text())["sha256"] == b.summary["sha256"]  # rescored and rewritten
+    assert json.loads(victim.read_text())["sha256"] == b.summary.sha256  # rescored and rewritten
 
 
 def test_a_summary_or_units_file_removed_after_marking_is_rescored(tmp_path, short_settle, row_checks):

@@ -108,7 +108,7 @@ def submission_status(status, entry, track: Track | None) -> str:
             cells = "".join(
                 f"<tr><th>{esc(m.label)}</th><td>{num(entry.summary['overall'].get(m.key))}</td></tr>"
                 for m in track.metrics
-                if m.key in entry.summary.get("overall", {})
+                if m.key in entry.summary.overall
             )
             head += (
                 f"<p>Scored: submission <code>{esc(entry.id)}</code>"
