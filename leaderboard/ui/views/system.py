@@ -65,7 +65,7 @@ def _meta_html(e: Entry) -> str:
     html = f'<table class="meta">{body}</table>'
     if s.overall:
         metrics = "".join(
-            f"<tr><th>{esc(m.label)}</th><td>{num(s['overall'].get(m.key))} <small>{ci_text(*(s.get('ci', {}).get(m.key) or [None, None]))}</small></td></tr>"
+            f"<tr><th>{esc(m.label)}</th><td>{num(s.overall.get(m.key))} <small>{ci_text(*(s.ci.get(m.key) or [None, None]))}</small></td></tr>"
             for m in (track.metrics if track else [])
             if m.key in s.overall
         )
@@ -75,8 +75,8 @@ def _meta_html(e: Entry) -> str:
         items = "".join(f"<li><code>{esc(err)}</code></li>" for err in s.errors)
         html += f'<div class="errors"><b>{s.error_count or len(s.errors):,} problem(s):</b><ul>{items}</ul></div>'
     if s.warnings:
-        items = "".join(f"<li>{esc(w)}</li>" for w in s["warnings"][:20])
-        html += f"<details><summary>{len(s['warnings'])} warning(s)</summary><ul>{items}</ul></details>"
+        items = "".join(f"<li>{esc(w)}</li>" for w in s.warnings[:20])
+        html += f"<details><summary>{len(s.warnings)} warning(s)</summary><ul>{items}</ul></details>"
     ledger = s.judge_ledger
     if ledger:
         html += (
