@@ -217,7 +217,9 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
 def protocol_part(scores) -> results.Protocol:
     """The official protocol's part of a summary: what the table, charts and detail view read of it (the
     per-unit arrays stay the board's: compare and detail read those)."""
-    part = results.Protocol(overall=scores.overall, ci=scores.ci, breakdowns=scores.breakdowns, n=scores.n, missing=scores.missing)
+    part = results.Protocol(
+        overall=scores.overall, ci=scores.ci, breakdowns=scores.breakdowns, n=scores.n, missing=scores.missing
+    )
     if scores.extra.get("notes"):  # what the official protocol left out or could not read in this file
         part.notes = scores.extra["notes"]
     return part
@@ -314,7 +316,11 @@ class ResultsCache:
         try:
             summaries = results.decode_heads(table.column("head").to_pylist())
         except (msgspec.DecodeError, RecursionError) as exc:
-            self._report(f"{results.TABLES_DIR}/{name}.parquet", f"has a head that is not a summary ({str(exc)[:120]})", "rebuilt from the summaries")
+            self._report(
+                f"{results.TABLES_DIR}/{name}.parquet",
+                f"has a head that is not a summary ({str(exc)[:120]})",
+                "rebuilt from the summaries",
+            )
             return False
         keys, sizes, mtimes, has_units = columns["key"], columns["size"], columns["mtime_ns"], columns["units"]
         identity = list(zip(*(columns[c] for c in results.IDENTITY)))
@@ -333,7 +339,9 @@ class ResultsCache:
             where[key] = i
             served += 1
         if served != len(keys):
-            log.info("results table %s: %d of %d rows stale or unsound, read from their summaries", name, len(keys) - served, len(keys))
+            log.info(
+                "results table %s: %d of %d rows stale or unsound, read from their summaries", name, len(keys) - served, len(keys)
+            )
         if where:
             self._unread[name] = (table, where)
         return served == len(keys)

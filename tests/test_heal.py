@@ -55,9 +55,8 @@ def truncate(path: Path) -> None:
 def truncated_copy(path: Path) -> None:
     """`path` replaced by a truncated copy of itself, renamed over it as every writer of the results folder writes.
 
-    A restart serves a results index it has already checked row by row without a stat per summary
-    (results_index.py, "marks"): it notices files added, removed or renamed over, not a file cut in place,
-    which no writer does.
+    A restart serves a results table's row while the summary's file has the size and modification time the
+    row took (scoring.ResultsCache): a file renamed over it is noticed.
     """
     tmp = path.with_name(f".tmp-truncated-{path.name}")
     tmp.write_bytes(path.read_bytes()[: path.stat().st_size // 2])

@@ -311,9 +311,7 @@ def test_compare_with_a_reported_row_is_differences_only(app, monkeypatch):
     assert "Faithfulness" not in metrics["Metric"].tolist()  # only the metrics both have
     bars = {t.name: t for t in fig.data}
     domain = bars["domain"]
-    expected = [
-        e.summary.breakdowns["domain"][d]["recall@10"] - paper["breakdowns"]["domain"][d]["recall@10"] for d in domain.x
-    ]
+    expected = [e.summary.breakdowns["domain"][d]["recall@10"] - paper["breakdowns"]["domain"][d]["recall@10"] for d in domain.x]
     assert list(domain.y) == pytest.approx(expected)
     # across tracks, or an unknown reported id: said plainly
     assert views.compare_view(board, e.id, "reported:vdr:vidore-colqwen2.5-v0.2")[0] == "Pick two systems of the same track."

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard import results_dataset, results_index
+from leaderboard import results_dataset
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -150,8 +150,7 @@ def test_a_refresh_pushes_one_commit_of_only_what_changed_and_lists_nothing(repo
     assert not any(
         p.startswith("results/") and p.split("/")[1].split(".")[0] in {e.sha256 for e in board.entries("vdr")} for p in paths
     )
-    assert not any(p.startswith("results/index/vdr/") for p in paths)
-    assert {f"results/index/{results_index.index_name(k)}.json" for k in added} <= paths
+    assert "results/tables/vdr.parquet" not in paths and "results/tables/unidoc.parquet" in paths
     assert "data/vdr/systems.parquet" not in paths and "data/unidoc/systems.parquet" in paths
     assert not any(p.startswith("data/vdr/units/") for p in paths)
     assert repos.count("GET", "org/results/tree") == 0  # nothing listed: the board knows what it sent

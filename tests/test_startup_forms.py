@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import msgspec
 import numpy as np
 import pandas as pd
 import pytest
 from test_paging import paging_app
 
-from leaderboard import ranking, results_index
+from leaderboard import ranking
 from leaderboard.ranking import Entry
+from leaderboard.reported import ChartSummary
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -92,9 +92,7 @@ def plain_table(track: Track, entries: list[Entry], *, include_hidden=False, ran
 
 
 def slices_seen(track: Track, entries: list[Entry]) -> list[tuple[str, str]]:
-    seen = {
-        (axis, value) for e in entries for axis in track.slice_axes for value in e.summary.breakdowns.get(axis, {})
-    }
+    seen = {(axis, value) for e in entries for axis in track.slice_axes for value in e.summary.breakdowns.get(axis, {})}
     return sorted(seen)
 
 
@@ -168,7 +166,7 @@ def plain_bests(systems, axis: str, metric: str, higher: bool) -> dict:
     """The leaders' per-value bests, decoding every cell (the form leaders_html had)."""
     bests: dict = {}
     for name, s in systems:
-        kind = bool(s.reported)
+        kind = isinstance(s, ChartSummary)
         for value, scores in s.breakdowns.get(axis, {}).items():
             x = scores.get(metric)
             best = bests.setdefault(value, {False: None, True: None})
@@ -177,28 +175,13 @@ def plain_bests(systems, axis: str, metric: str, higher: bool) -> dict:
     return bests
 
 
-def test_lazy_breakdowns_give_an_axis_values_and_one_metric_as_the_decoded_cells():
-    cells = {"a": {"x": {"m": 1, "n": 2.5}, "y": {"n": 3}}, "b": {}}
-    for warm in (False, True):
-        lazy = results_index.LazyBreakdowns(msgspec.Raw(msgspec.json.encode(cells)))
-        if warm:
-            lazy["a"]  # decoded already: read from the decoded cells
-        assert list(lazy.values_of("a")) == ["x", "y"] and list(lazy.values_of("none")) == []
-        assert lazy.metric_of("a", "m") == {"x": 1, "y": None} and lazy.metric_of("a", "n") == {"x": 2.5, "y": 3}
-        assert lazy.metric_of("b", "m") == {} and lazy.metric_of("none", "m") == {}
-    bad = results_index.LazyBreakdowns(msgspec.Raw(b'{"a": {"x": [1]}}'))  # a cell that is not an object
-    with pytest.raises(msgspec.DecodeError):
-        bad.metric_of("a", "m")
-
-
 @pytest.mark.parametrize("track_name", sorted(TRACKS))
 def test_slice_choices_and_leaders_are_the_cell_by_cell_ones(restarted, track_name):
     track, board = TRACKS[track_name], restarted
     assert views.slice_choices(board, track) == plain_slice_choices(board, track)
     every = views.filtered_table(board, track_name, show_reported=True)
     systems = views.chart_systems(board, track_name, every)
-    lazy = [s for _, s in systems if isinstance(s.breakdowns, results_index.LazyBreakdowns)]
-    assert len(lazy) > 100  # the generated systems' summaries come from the results index
+    assert len(systems) > 100  # the generated systems' summaries come from the results tables
     for axis in track.slice_axes:
         for metric in [m.key for m in track.metrics]:
             for higher in (True, False):
@@ -212,7 +195,7 @@ def plain_bests_fast(systems, axis: str, metric: str, higher: bool) -> dict:
     """The same loop over views.axis_metric (what leaders_html now reads)."""
     bests: dict = {}
     for name, s in systems:
-        kind = bool(s.reported)
+        kind = isinstance(s, ChartSummary)
         for value, x in views.axis_metric(s, axis, metric).items():
             best = bests.setdefault(value, {False: None, True: None})
             if x is not None and (best[kind] is None or (x > best[kind][1] if higher else x < best[kind][1])):

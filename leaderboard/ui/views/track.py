@@ -397,9 +397,7 @@ def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metri
     if c.kind == "pair_heatmap":
         decl = next(a for a in track.axes if a.key == c.axis)
         key = metric if metric in decl.metrics else decl.metrics[0]
-        pick = next(
-            ((n, s) for n, s in systems if s.sha256[:12] == pair_system and c.axis in s.breakdowns), None
-        )
+        pick = next(((n, s) for n, s in systems if s.sha256[:12] == pair_system and c.axis in s.breakdowns), None)
         pick = pick or next(((n, s) for n, s in systems if c.axis in s.breakdowns), None)
         if pick is None:
             return figures.message_figure(c.empty or f"No system has results per {decl.label.lower()} yet.")
