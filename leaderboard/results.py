@@ -9,14 +9,16 @@ fingerprint and the problems found. It is stored once, as
 `results/<key>.json` beside the per-unit arrays (`<key>.npz`).
 
 A track's results are also one table, `results/tables/<track>.parquet`: a row
-per result, its identity as typed columns, the rest as one JSON column per
-part, so a start-up reads the identity and `head` columns of every row, a
-track's `breakdowns` when that track is first drawn, and `official` /
-`deviations` only when the official protocol or a system's detail asks. Until
-then those fields are `UNSET` (never seen by a page: `ResultsCache.complete`
-fills them before the board hands an entry out). A table is rewritten whole
-(temp file + rename) when one of its results changes; it is a copy of the
-per-result files, trusted only row by row (`scoring.ResultsCache`).
+per result, its identity as typed columns, the rest as one msgpack column per
+part, so a start-up reads the identity columns of every row (duplicates, the
+judge queue and "is it cached?" need no more), a track's `head` (system,
+headline numbers, problems) and `breakdowns` when that track is first drawn,
+and `official` / `deviations` only when the official protocol or a system's
+detail asks. Until then a summary holds its identity only, its PARTS `UNSET`;
+the board completes a track's summaries (`ResultsCache.complete`) before it
+hands its entries out, so a page never sees one that is not whole. A table is
+rewritten whole (temp file + rename) when one of its results changes; it is a
+copy of the per-result files, trusted only row by row (`scoring.ResultsCache`).
 """
 
 from __future__ import annotations
@@ -74,15 +76,19 @@ class Summary(msgspec.Struct, kw_only=True):
 
 PENDING = Summary()
 PARTS = ("breakdowns", "official", "deviations")  # decoded on demand from a table
+IDENTITY = ("sha256", "track", "gold_sha256", "judge", "status", "fingerprint")
+# What a table's head column holds: every field but the identity and the PARTS.
+HEAD = tuple(f for f in Summary.__struct_fields__ if f not in IDENTITY and f not in PARTS)
 
 _SUMMARY = msgspec.json.Decoder(Summary)
-_SUMMARIES = msgspec.json.Decoder(list[Summary])
+_HEADS = msgspec.msgpack.Decoder(list[Summary])
 _PART_DECODERS = {
-    "breakdowns": msgspec.json.Decoder(list[dict[str, dict[str, dict[str, Any]]]]),
-    "official": msgspec.json.Decoder(list[Protocol | None]),
-    "deviations": msgspec.json.Decoder(list[list[Any] | None]),
+    "breakdowns": msgspec.msgpack.Decoder(list[dict[str, dict[str, dict[str, Any]]]]),
+    "official": msgspec.msgpack.Decoder(list[Protocol | None]),
+    "deviations": msgspec.msgpack.Decoder(list[list[Any] | None]),
 }
 _ENCODER = msgspec.json.Encoder()
+_PACK = msgspec.msgpack.Encoder()
 
 
 def encode(summary: Summary) -> bytes:
@@ -95,7 +101,17 @@ def decode(data: bytes) -> Summary:
 
 
 def complete(summary: Summary) -> bool:
-    return all(getattr(summary, part) is not UNSET for part in PARTS)
+    return summary.metric_version is not UNSET and all(getattr(summary, part) is not UNSET for part in PARTS)
+
+
+_UNREAD = Summary(**dict.fromkeys((*HEAD, *PARTS), UNSET))  # msgspec checks no types on construction
+
+
+def identity_only(sha256, track, gold_sha256, judge, status, fingerprint) -> Summary:
+    """A summary from a table's identity columns: its head and PARTS UNSET until `ResultsCache.complete`."""
+    return msgspec.structs.replace(
+        _UNREAD, sha256=sha256, track=track, gold_sha256=gold_sha256, judge=judge, status=status, fingerprint=fingerprint
+    )
 
 
 # ---- the table of a track's results --------------------------------------------------------------------
@@ -103,7 +119,6 @@ def complete(summary: Summary) -> bool:
 TABLES_DIR = "tables"
 TABLE_FORMAT = "1"  # the layout below; a table of another format (or metric version) is rebuilt
 UNTRACKED = "_untracked"  # the table of invalid files whose track is unknown
-IDENTITY = ("sha256", "track", "gold_sha256", "judge", "status", "fingerprint")
 SCHEMA = pa.schema(
     [
         ("key", pa.string()),
@@ -111,8 +126,8 @@ SCHEMA = pa.schema(
         ("mtime_ns", pa.int64()),  # its modification time then: a file rewritten since is read again
         ("units", pa.bool_()),  # whether results/<key>.npz stood beside it
         *((name, pa.string()) for name in IDENTITY),
-        ("head", pa.binary()),  # the summary's JSON without its PARTS
-        *((part, pa.binary()) for part in PARTS),  # each part's JSON (null: none)
+        ("head", pa.binary()),  # the summary's HEAD fields (msgpack)
+        *((part, pa.binary()) for part in PARTS),  # each part (msgpack; null: none)
     ]
 )
 
@@ -143,10 +158,10 @@ def write_table(path: Path, metric_version: str, rows: Iterable[Row], atomic_wri
     heads, parts = [], {p: [] for p in PARTS}
     for r in rows:
         s = r.summary
-        heads.append(_ENCODER.encode(msgspec.structs.replace(s, breakdowns=UNSET, official=UNSET, deviations=UNSET)))
+        heads.append(_PACK.encode({f: getattr(s, f) for f in HEAD}))
         for p in PARTS:
             value = getattr(s, p)
-            parts[p].append(None if value is None else _ENCODER.encode(value))
+            parts[p].append(None if value is None else _PACK.encode(value))
     columns = {
         "key": [r.key for r in rows],
         "size": [r.size for r in rows],
@@ -169,9 +184,10 @@ class TableProblem(ValueError):
     """Why a table cannot be served (it is rebuilt from the per-result files)."""
 
 
-def read_table(path: Path, metric_version: str) -> pa.Table | None:
-    """The table at `path` (all columns but the PARTS, read later), None when there is none; TableProblem when it
-    is not one of this format and metric version."""
+def read_table(path: Path, metric_version: str) -> tuple[pa.Table, Any] | None:
+    """(the table at `path`, its columns but the head and PARTS; the open file to read those from when asked: as
+    it was read, even if it is replaced since), None when there is none; TableProblem when it is not one of this
+    format and metric version."""
     import pyarrow.parquet as pq
 
     try:
@@ -186,26 +202,23 @@ def read_table(path: Path, metric_version: str) -> pa.Table | None:
     if not file.schema_arrow.remove_metadata().equals(SCHEMA):
         raise TableProblem("does not have the results table's columns")
     try:
-        return file.read(use_threads=False)
+        return file.read([c for c in SCHEMA.names if c not in PARTS and c != "head"], use_threads=False), file
     except (OSError, pa.ArrowException) as exc:
         raise TableProblem(f"cannot be read ({str(exc)[:120]})") from exc
 
 
-def joined(values: list[bytes | None]) -> bytes:
-    """A JSON array of the JSON values `values` (null for None): decoded in one call, not one per row."""
-    return b"[" + b",".join(b"null" if v is None else v for v in values) + b"]"
+def _packed_array(values: list[bytes | None]) -> bytes:
+    """A msgpack array of the msgpack values `values` (nil for None): decoded in one call, not one per row."""
+    n = len(values)
+    header = bytes([0x90 | n]) if n < 16 else b"\xdc" + n.to_bytes(2, "big") if n < 65536 else b"\xdd" + n.to_bytes(4, "big")
+    return header + b"".join(b"\xc0" if v is None else v for v in values)
 
 
-def decode_heads(heads: list[bytes]) -> list[Summary]:
-    """The summaries of a table's head column (their PARTS UNSET); raises msgspec.DecodeError."""
-    summaries = _SUMMARIES.decode(joined(heads))
-    for s in summaries:
-        s.breakdowns = s.official = s.deviations = UNSET
-    return summaries
-
-
-def decode_part(part: str, values: list[bytes | None]) -> list[Any]:
-    return _PART_DECODERS[part].decode(joined(values))
+def read_part(file, part: str, rows: list[int]) -> list[Any]:
+    """Column `part` ("head" or one of PARTS) of rows `rows` of an open table file, decoded (a head as a Summary
+    of its HEAD fields); raises OSError, ArrowException, msgspec.DecodeError."""
+    column = file.read([part], use_threads=False).column(0).take(pa.array(rows, pa.int64())).to_pylist()
+    return (_HEADS if part == "head" else _PART_DECODERS[part]).decode(_packed_array(column))
 
 
 def file_stat(path: str) -> os.stat_result | None:

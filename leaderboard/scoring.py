@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 import numpy as np
+import pyarrow as pa
 
 from . import protocols, results
 from .fastpath import fast_parse
@@ -267,8 +268,8 @@ class ResultsCache:
         self._by_sha: dict[str, list[str]] | None = None  # every listed key, by submission hash
         self._rows: dict[str, results.Row] = {}  # key -> row of every summary known sound
         self._listed: set[str] = set()  # summary files listed at the start
-        # Tables whose PARTS are not decoded yet: name -> (the table read, key -> its row there)
-        self._unread: dict[str, tuple[Any, dict[str, int]]] = {}
+        # Tables whose head or PARTS are not read yet: name -> (the open file, key -> its row there, parts read)
+        self._unread: dict[str, tuple[Any, dict[str, int], set[str]]] = {}
         self._dirty: set[str] = set()  # tables to rewrite
         self._reported: set[str] = set()  # bad files already logged: once per process, not per request
         self._lock = threading.RLock()  # the refresher and the judge threads both store results
@@ -303,67 +304,86 @@ class ResultsCache:
     def _serve_table(self, name: str, listed: set[str], units_files: set[str]) -> bool:
         """Serve the rows of table `name` that stand for their files (see the class docstring); whether all do.
 
-        A summary the table lacks is read from its file when asked for (which marks the table to rewrite)."""
+        A row is served from its identity columns alone (its head and PARTS read by `complete`); a summary the
+        table lacks is read from its file when asked for (which marks the table to rewrite)."""
         path = results.table_path(self.root, name)
         try:
-            table = results.read_table(path, METRIC_VERSION)
+            found = results.read_table(path, METRIC_VERSION)
         except results.TableProblem as exc:
             self._report(f"{results.TABLES_DIR}/{name}.parquet", str(exc), "rebuilt from the summaries")
             return False
-        if table is None:
+        if found is None:
             return True
-        columns = {c: table.column(c).to_pylist() for c in ("key", "size", "mtime_ns", "units", *results.IDENTITY)}
-        try:
-            summaries = results.decode_heads(table.column("head").to_pylist())
-        except (msgspec.DecodeError, RecursionError) as exc:
-            self._report(
-                f"{results.TABLES_DIR}/{name}.parquet",
-                f"has a head that is not a summary ({str(exc)[:120]})",
-                "rebuilt from the summaries",
-            )
-            return False
-        keys, sizes, mtimes, has_units = columns["key"], columns["size"], columns["mtime_ns"], columns["units"]
-        identity = list(zip(*(columns[c] for c in results.IDENTITY)))
-        root, served, where = str(self.root), 0, {}
-        for i, (key, s) in enumerate(zip(keys, summaries)):
+        table, file = found
+        keys, sizes, mtimes, has_units = (table.column(c).to_pylist() for c in ("key", "size", "mtime_ns", "units"))
+        identities = zip(*(table.column(c).to_pylist() for c in results.IDENTITY))
+        track = TRACKS.get(name)
+        needs_units = track is not None and any(m.has_ci for m in track.metrics)
+        root, where = str(self.root), {}
+        for i, (key, identity) in enumerate(zip(keys, identities)):
             if key not in listed or key in self._rows or (has_units[i] and key not in units_files):
+                continue
+            sha, track_name, gold, judge, status, _ = identity
+            if not sha or status not in ("scored", "invalid") or self.key(sha, track_name, gold, judge) != key:
+                continue
+            if status == "scored" and needs_units and not has_units[i]:
                 continue
             st = results.file_stat(f"{root}/{key}.json")  # a str path: pathlib costs more than the stat
             if st is None or st.st_size != sizes[i] or st.st_mtime_ns != mtimes[i]:
                 continue  # rewritten (or replaced) since the row was taken: read from its file
-            if identity[i] != tuple(getattr(s, c) for c in results.IDENTITY) or head_problem(key, s) is not None:
-                continue
-            if not has_units[i] and expected_unit_keys(s):
-                continue
-            self._rows[key] = results.Row(key, sizes[i], mtimes[i], has_units[i], s)
+            self._rows[key] = results.Row(key, sizes[i], mtimes[i], has_units[i], results.identity_only(*identity))
             where[key] = i
-            served += 1
-        if served != len(keys):
+        if len(where) != len(keys):
             log.info(
-                "results table %s: %d of %d rows stale or unsound, read from their summaries", name, len(keys) - served, len(keys)
+                "results table %s: %d of %d rows stale or unsound, read from their summaries",
+                name,
+                len(keys) - len(where),
+                len(keys),
             )
         if where:
-            self._unread[name] = (table, where)
-        return served == len(keys)
+            self._unread[name] = (file, where, set())
+        return len(where) == len(keys)
 
     def complete(self, track: str | None, parts: tuple[str, ...] = results.PARTS) -> None:
-        """Decode `parts` of every summary of `track` served from its table (one call per part, not per row)."""
+        """Read the head and `parts` of every summary of `track` served from its table (a column at a time)."""
         name = results.table_name(track)
         with self._lock:
             unread = self._unread.get(name)
             if unread is None:
                 return
-            table, where = unread
-            for part in parts:
-                rows = [self._rows[k] for k in where if k in self._rows and getattr(self._rows[k].summary, part) is UNSET]
+            file, where, done = unread
+            for part in ("head", *parts):
+                if part in done:
+                    continue
+                done.add(part)
+                fields = results.HEAD if part == "head" else (part,)
+                rows = [r for k in where if (r := self._rows.get(k)) is not None and getattr(r.summary, fields[0]) is UNSET]
                 if not rows:
                     continue
-                column = table.column(part)
-                values = results.decode_part(part, [column[where[r.key]].as_py() for r in rows])
-                for r, value in zip(rows, values):
-                    setattr(r.summary, part, value)
-            if all(results.complete(self._rows[k].summary) for k in where if k in self._rows):
-                del self._unread[name]  # every part decoded: the table's bytes are no longer needed
+                try:
+                    values = results.read_part(file, part, [where[r.key] for r in rows])
+                    if part == "head" and any(v.metric_version != METRIC_VERSION for v in values):
+                        raise ValueError("a head of another metric version")
+                except (OSError, ValueError, pa.ArrowException, msgspec.DecodeError, RecursionError) as exc:
+                    # the identity columns were sound, this one is not: those summaries from their own files
+                    self._report(
+                        f"{results.TABLES_DIR}/{name}.parquet", f"has a {part} column that cannot be read ({str(exc)[:120]})"
+                    )
+                    for r in rows:
+                        del self._rows[r.key]
+                        fresh = self.load(r.key) or Summary(errors=[UNREADABLE], error_count=1)
+                        for f in (*results.HEAD, *results.PARTS):
+                            setattr(r.summary, f, getattr(fresh, f))
+                    continue
+                if part == "head":
+                    for r, value in zip(rows, values):
+                        for f in fields:
+                            setattr(r.summary, f, getattr(value, f))
+                else:
+                    for r, value in zip(rows, values):
+                        setattr(r.summary, part, value)
+            if len(done) == 1 + len(results.PARTS):
+                del self._unread[name]  # every part read: the table file is no longer needed
 
     def write_tables(self) -> list[str]:
         """Rewrite the tables whose rows changed since they were read or written; their paths in the folder."""
@@ -547,6 +567,10 @@ class ResultsCache:
         self._reported.discard(f"{key}.json")
         self._remember(key, path.stat(), s)
         return key
+
+
+# What stands for a summary neither its table nor its file can give back (it is rescored at the next start).
+UNREADABLE = "results cache: this result could not be read back; it is rescored at the next start"
 
 
 def _key_track(key: str) -> str | None:

@@ -268,7 +268,7 @@ class Board:
         scored = found or self.rescorer.score_file(local_path)
         entry.summary, entry.key = scored.summary, scored.key
         entry.status = scored.summary.status
-        if self.judge is not None and not judged and entry.status == "scored" and _judgeable(entry):
+        if self.judge is not None and not judged and entry.status == "scored" and _judgeable(entry, self.rescorer.cache):
             entry.judging = True
             self.judge_queue.put(entry.path)
 
@@ -485,9 +485,12 @@ def _unit_info(track, gold) -> dict[str, dict]:
     return _UNIT_INFO[key]
 
 
-def _judgeable(entry: Entry) -> bool:
+def _judgeable(entry: Entry, cache) -> bool:
     track = TRACKS.get(entry.summary.track or "")
-    return track is not None and track.wants_judge(entry.summary)
+    if track is None or not track.judged_metrics:
+        return False
+    cache.complete(track.name, ())  # what the track asks of a summary to judge it (its head)
+    return track.wants_judge(entry.summary)
 
 
 def _submitted(f) -> str | None:

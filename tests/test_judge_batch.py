@@ -94,7 +94,7 @@ def test_a_board_judged_in_batch_mode_gets_the_live_verdicts_and_scores(fake, tm
         assert fake.calls == 0  # not one live chat call in batch mode
         assert batch.judge == live.judge
         for key in ("overall", "ci", "breakdowns", "n", "missing"):
-            assert batch[key] == live[key], key
+            assert getattr(batch, key) == getattr(live, key), key
         led_live, led_batch = live.judge_ledger, batch.judge_ledger
         for key in ("items", "judged", "failures", "calls", "prompt_tokens", "completion_tokens", "gold_calls"):
             assert led_batch[key] == led_live[key], key  # same requests, so the same bill
@@ -500,8 +500,8 @@ def test_the_app_judges_a_board_in_batch_mode_and_shows_the_batch(fake, tmp_path
     assert not worker.is_alive() and fake.calls == 0 and "judging: batch" not in status_html(board)
     live = {e.id: e.summary for e in live_board.entries("unidoc")}
     for e in waiting:  # every system with answers: judged, with the live board's scores
-        assert not e.judging and e.summary.judge == live[e.id]["judge"] == "openai:fake-judge"
-        assert e.summary.overall == live[e.id]["overall"] and e.summary.ci == live[e.id]["ci"]
+        assert not e.judging and e.summary.judge == live[e.id].judge == "openai:fake-judge"
+        assert e.summary.overall == live[e.id].overall and e.summary.ci == live[e.id].ci
         assert "completeness" in e.summary.overall
 
 
@@ -604,14 +604,14 @@ def test_a_whole_board_is_judged_in_one_batch_per_round_with_the_live_scores(fak
     live = {e.id: e.summary for e in live_board.entries("unidoc")}
     for e in waiting:
         s, lv = e.summary, live[e.id]
-        assert not e.judging and s["judge"] == lv["judge"] == "openai:fake-judge"
+        assert not e.judging and s.judge == lv.judge == "openai:fake-judge"
         for key in ("overall", "ci", "breakdowns", "n", "missing"):
-            assert s[key] == lv[key], (e.name, key)
+            assert getattr(s, key) == getattr(lv, key), (e.name, key)
         # its own share: the bill live mode gave this submission, judging the board in the same order
-        assert {k: s["judge_ledger"][k] for k in LEDGER_SHARE} == {k: lv["judge_ledger"][k] for k in LEDGER_SHARE}
-        assert s["judge_ledger"]["batch_ids"] == list(fake.batches)
+        assert {k: s.judge_ledger[k] for k in LEDGER_SHARE} == {k: lv.judge_ledger[k] for k in LEDGER_SHARE}
+        assert s.judge_ledger["batch_ids"] == list(fake.batches)
         html = detail(board, e.id)[0]
-        shown = f"batch mode: {s['judge_ledger']['batch_lines']} lines in 3 batches (batch_fake1, batch_fake2, batch_fake3)"
+        shown = f"batch mode: {s.judge_ledger['batch_lines']} lines in 3 batches (batch_fake1, batch_fake2, batch_fake3)"
         assert shown in html and "0 failed lines, 0 unreturned" in html
         assert "batch mode" not in detail(live_board, e.id)[0]  # a live ledger has no batch fields
     assert sum(e.summary.judge_ledger["batch_lines"] for e in waiting) == live_calls
@@ -672,7 +672,7 @@ def test_a_restart_mid_run_polls_the_same_batch_whatever_else_is_queued(fake, tm
         assert len(fake.batch_bodies) == live_server.calls  # across the restart, every line paid once
     live = {e.id: e.summary for e in live_board.entries("unidoc")}
     for e in queued:
-        assert not e.judging and e.summary.overall == live[e.id]["overall"], e.name
+        assert not e.judging and e.summary.overall == live[e.id].overall, e.name
     late = next(e for e in queued if e.name == "Late system")
     assert {"batch_fake4", "batch_fake5"} <= set(late.summary.judge_ledger["batch_ids"])
     # the shares add up to the lines sent, those before the restart included

@@ -26,9 +26,9 @@ def test_pair_heatmap_follows_the_chosen_system(board):
     index = next(i for i, c in enumerate(track.charts) if c.kind == "pair_heatmap")
     _, raw = views.table_frames(board, "futurepedia")
     systems = views.chart_systems(board, "futurepedia", raw)
-    with_pairs = [(n, s) for n, s in systems if "language_pair" in s["breakdowns"]]
+    with_pairs = [(n, s) for n, s in systems if "language_pair" in s.breakdowns]
     name, summary = with_pairs[1]
-    fig = views.chart(track, index, systems, None, summary["sha256"][:12])
+    fig = views.chart(track, index, systems, None, summary.sha256[:12])
     assert esc(name) in fig.layout.title.text
     assert len(fig.data[0].z) == 8 and len(fig.data[0].z[0]) == 8  # query x document language
 
