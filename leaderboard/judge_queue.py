@@ -2,7 +2,7 @@
 
 The board queues a scored submission whose end-to-end metrics are not judged yet (by path); the worker
 thread judges it and scores it again from the verdicts, then tells the board (`changed`), which re-renders,
-writes the results index and pushes. A batch judge takes every waiting submission in one run (at most
+writes the results tables and pushes. A batch judge takes every waiting submission in one run (at most
 `max_items` answers), a run still pending is polled again after `poll_seconds`.
 """
 

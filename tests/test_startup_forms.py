@@ -32,7 +32,7 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def restarted(app):
-    """The same board started again: from the results index its first start wrote (lazy breakdowns)."""
+    """The same board started again: from the results tables its first start wrote."""
     board = Board(Settings(data_dir=app.data_dir, judge="lexical"), StoreSettings(data_dir=app.data_dir))
     board.start(background=True)
     yield board
