@@ -18,6 +18,7 @@ import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_results_dataset import hub_board
 
 import leaderboard.results as results
 import leaderboard.scoring as scoring
@@ -27,7 +28,7 @@ from leaderboard.store import StoreSettings
 from leaderboard.tracks import TRACKS
 from leaderboard.ui import views
 
-from hubfake import FAKE_TOKEN, fake_hub  # noqa: F401 (fixture)
+from hubfake import fake_hub  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "assets" / "demo" / "submissions"
@@ -224,15 +225,7 @@ def test_a_results_repo_table_is_never_installed_and_a_fresh_disk_writes_its_own
     fake_hub.commit("org/subs", {f"submissions/vdr/demo/{p.name}": p.read_bytes() for p in files})
 
     def board(data_dir: Path) -> Board:
-        settings = StoreSettings(
-            submissions_repo="org/subs",
-            results_repo="org/results",
-            hf_token=FAKE_TOKEN,
-            hf_endpoint=fake_hub.url,
-            data_dir=data_dir,
-            hub_timeout=5,
-        )
-        return Board(Settings(data_dir=data_dir, judge="none"), settings).start(background=False)
+        return hub_board(fake_hub, data_dir)
 
     first = board(tmp_path / "a")
     before = shown(first)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import msgspec
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,6 +18,7 @@ from test_paging import paging_app
 from leaderboard import ranking
 from leaderboard.ranking import Entry
 from leaderboard.reported import ChartSummary
+from leaderboard.results import PENDING, Summary
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -55,7 +57,7 @@ def plain_table(track: Track, entries: list[Entry], *, include_hidden=False, ran
         if (e.hidden and not include_hidden) or e.duplicate_of:
             continue
         s = e.summary
-        if s.track not in (None, track.name) or (not s and e.metadata.get("track") != track.name):
+        if s.track not in (None, track.name) or (s.status == "pending" and e.metadata.get("track") != track.name):
             continue
         flag, system = e.flag or {}, e.system
         row = {
@@ -67,7 +69,7 @@ def plain_table(track: Track, entries: list[Entry], *, include_hidden=False, ran
             "user": e.user or "",
             "n": s.n,
             "missing": s.missing,
-            "judge": s.judge,
+            "judge": s.judge if s.status != "pending" else "",
             "judging": e.judging,
             "errors": len(s.errors),
             "review": e.review,
@@ -102,13 +104,13 @@ def with_every_kind_of_row(track: Track, entries: list[Entry]) -> list[Entry]:
     scored = [e for e in entries if e.status == "scored"]
     bare = {k: v for k, v in scored[0].summary.overall.items() if k not in {c.key for c in track.extra_columns}}
     extra = [
-        replace(scored[0], id="bare", summary={**scored[0].summary, "overall": bare}),
+        replace(scored[0], id="bare", summary=msgspec.structs.replace(scored[0].summary, overall=bare)),
         replace(scored[1], id="hidden", flag={"status": "hidden", "reason": "spam"}),
         replace(scored[2], id="flagged", flag={"status": "flagged", "reason": "check <b>me</b>"}),
         replace(scored[3], id="dup", duplicate_of=scored[3].id),
-        replace(scored[4], id="pending", summary={}, status="pending", metadata={"track": track.name}),
+        replace(scored[4], id="pending", summary=PENDING, status="pending", metadata={"track": track.name}),
         replace(scored[5], id="review", pull_request=7),
-        replace(scored[6], id="invalid", status="invalid", summary={"track": track.name, "errors": ["x"], "status": "invalid"}),
+        replace(scored[6], id="invalid", status="invalid", summary=Summary(track=track.name, errors=["x"], status="invalid")),
     ]
     return extra[:1] + entries + extra[1:]
 
