@@ -291,20 +291,24 @@ class Board:
 
     # ---- reading -------------------------------------------------------------------------
     def entries(self, track: str | None = None, parts: tuple[str, ...] = ("breakdowns",)) -> list[Entry]:
-        """The board's entries (a track's, with its summaries' `parts` read: results.PARTS; every entry of the board
-        has its identity, system, status and headline numbers)."""
-        if track is not None:
-            self.rescorer.cache.complete(track, parts)
+        """The board's entries (a track's), their summaries whole but for the PARTS not in `parts` (results.py:
+        read from the results tables when first asked for)."""
+        for name in (track,) if track is not None else (*TRACKS, None):
+            self.rescorer.cache.complete(name, parts)
+        items = self._listing()
+        # one rule for "which track is this entry on", shared with duplicate marking
+        return items if track is None else [e for e in items if self._track_of(e) == track]
+
+    def _listing(self) -> list[Entry]:
         with self._lock:
             items = list(self._entries.values())
             merged = {e.sha256 for e in items}  # a merged pull request's file is on the board itself
             items += [e for e in self._pending.values() if e.sha256 not in merged]
-        # one rule for "which track is this entry on", shared with duplicate marking
-        return items if track is None else [e for e in items if self._track_of(e) == track]
+        return items
 
     def entry(self, entry_id: str) -> Entry | None:
-        """One entry, its summary complete (what its detail and a comparison read)."""
-        found = next((e for e in self.entries() if e.id == entry_id), None)
+        """One entry, its summary whole (what its detail and a comparison read)."""
+        found = next((e for e in self._listing() if e.id == entry_id), None)
         if found is not None:
             self.rescorer.cache.complete(self._track_of(found))
         return found
