@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import protocols, results
 from .fastpath import fast_parse
@@ -315,24 +316,49 @@ class ResultsCache:
         if found is None:
             return True
         table, file = found
-        keys, sizes, mtimes, has_units = (table.column(c).to_pylist() for c in ("key", "size", "mtime_ns", "units"))
-        identities = zip(*(table.column(c).to_pylist() for c in results.IDENTITY))
+        keys = table.column("key").to_pylist()
+        # The checks every row passes or fails alike, a column at a time: listed, its per-unit file there if it
+        # had one, a status that is a result's, and an identity that makes its own key.
+        col = table.column
+        judges = pa.array([_safe(j) if j is not None else "" for j in col("judge").to_pylist()], pa.string())
+        made = pc.binary_join_element_wise(
+            col("sha256"),
+            pc.fill_null(col("track"), "-"),
+            pc.utf8_slice_codeunits(pc.fill_null(col("gold_sha256"), "-"), 0, 12),
+            pa.scalar(_VERSION_TAG),
+            judges,
+            ".",
+        )
         track = TRACKS.get(name)
         needs_units = track is not None and any(m.has_ci for m in track.metrics)
-        root, where = str(self.root), {}
-        for i, (key, identity) in enumerate(zip(keys, identities)):
-            if key not in listed or key in self._rows or (has_units[i] and key not in units_files):
-                continue
-            sha, track_name, gold, judge, status, _ = identity
-            if not sha or status not in ("scored", "invalid") or self.key(sha, track_name, gold, judge) != key:
-                continue
-            if status == "scored" and needs_units and not has_units[i]:
-                continue
-            st = results.file_stat(f"{root}/{key}.json")  # a str path: pathlib costs more than the stat
-            if st is None or st.st_size != sizes[i] or st.st_mtime_ns != mtimes[i]:
-                continue  # rewritten (or replaced) since the row was taken: read from its file
-            self._rows[key] = results.Row(key, sizes[i], mtimes[i], has_units[i], results.identity_only(*identity))
-            where[key] = i
+        scored = pc.equal(col("status"), "scored")
+        sound = pc.and_(
+            pc.and_(pc.is_in(col("key"), pa.array(listed, pa.string())), pc.equal(made, col("key"))),
+            pc.and_(pc.or_(scored, pc.equal(col("status"), "invalid")), pc.invert(pc.equal(col("sha256"), ""))),
+        )
+        units = pc.is_in(col("key"), pa.array(units_files, pa.string()))
+        sound = pc.and_(sound, pc.or_(pc.invert(col("units")), units))
+        if needs_units:
+            sound = pc.and_(sound, pc.or_(pc.invert(scored), col("units")))
+        sound = pc.fill_null(sound, False).to_pylist()
+        sizes, mtimes, has_units = (col(c).to_pylist() for c in ("size", "mtime_ns", "units"))
+        identities = zip(*(col(c).to_pylist() for c in results.IDENTITY))
+        fd = os.open(self.root, os.O_RDONLY)
+        try:
+            where = {}
+            for i, (key, identity) in enumerate(zip(keys, identities)):
+                if not sound[i] or key in self._rows:
+                    continue
+                try:
+                    st = os.stat(f"{key}.json", dir_fd=fd)
+                except OSError:
+                    continue
+                if st.st_size != sizes[i] or st.st_mtime_ns != mtimes[i]:
+                    continue  # rewritten (or replaced) since the row was taken: read from its file
+                self._rows[key] = results.Row(key, sizes[i], mtimes[i], has_units[i], results.identity_only(*identity))
+                where[key] = i
+        finally:
+            os.close(fd)
         if len(where) != len(keys):
             log.info(
                 "results table %s: %d of %d rows stale or unsound, read from their summaries",

@@ -97,9 +97,9 @@ def test_a_restart_serves_every_row_from_the_tables_without_reading_one_summary(
 def test_a_track_is_handed_out_complete_and_its_official_part_read_only_when_asked(tmp_path):
     local_board(tmp_path)
     board = local_board(tmp_path)
-    unread = [e for e in board.entries() if e.status == "scored"]
-    assert unread and all(e.summary.breakdowns is results.UNSET for e in unread)  # a start reads the heads only
     track = next(t for t in TRACKS.values() if t.deviations)
+    heads = [e for e in board.entries(track.name, ()) if e.status == "scored"]  # a start read the identities only
+    assert heads and all(e.summary.breakdowns is results.UNSET and e.summary.overall for e in heads)
     entries = board.entries(track.name)
     assert all(e.summary.breakdowns is not results.UNSET for e in entries)
     assert all(e.summary.official is results.UNSET for e in entries if e.status == "scored")
