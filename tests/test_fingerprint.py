@@ -92,4 +92,4 @@ def test_fingerprints_differ_across_tracks_and_invalid_files_have_none():
     header, records = demo("vdr")
     bad = scoring.check(jsonl(header, [*records, {"dataset": "nope"}]), "a.jsonl")
     assert not bad.ok and bad.fingerprint is None
-    assert "fingerprint" not in scoring.score_checked(bad, "x").summary
+    assert scoring.score_checked(bad, "x").summary.fingerprint is None

@@ -408,7 +408,7 @@ def test_who_leads_sets_the_best_rescored_beside_the_best_reported(app):
         )
         row = text.split(f"<tr><th>{domain}</th>", 1)[1].split("</tr>", 1)[0]
         assert f"{best['breakdowns']['domain'][domain]['recall@10']:.3f}</td>" in row.split("</td>")[1] + "</td>"
-        assert f"{rescored.summary['breakdowns']['domain'][domain]['recall@10']:.3f}" in row.split("</td>")[0]
+        assert f"{rescored.summary.breakdowns['domain'][domain]['recall@10']:.3f}" in row.split("</td>")[0]
     assert (
         views.leaders_html(app.board, UNIDOC, views.filtered_table(app.board, "unidoc", None, None, "", {}, False), "recall@10")
         == ""

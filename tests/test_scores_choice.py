@@ -72,14 +72,14 @@ def test_both_protocols_are_scored_from_one_judge_run_and_cached_together(toy, t
     scored = scoring.Rescorer(tmp_path / "results").score_file(path, judge)
     s = scored.summary
     assert judge.calls == 1  # one judge run for both protocols
-    assert set(s.official) == {"overall", "ci", "breakdowns", "n", "missing"}
-    assert s.overall["exact"] == 1.0 and s.official["overall"]["exact"] == 0.5
-    assert s.official["breakdowns"]["topic"]["science"]["exact"] == 0.5  # "Carbon Dioxide" is not "carbon dioxide"
+    assert set(msgspec.to_builtins(s.official)) == {"overall", "ci", "breakdowns", "n", "missing"}
+    assert s.overall["exact"] == 1.0 and s.official.overall["exact"] == 0.5
+    assert s.official.breakdowns["topic"]["science"]["exact"] == 0.5  # "Carbon Dioxide" is not "carbon dioxide"
     # judged metrics have one protocol: the same values, the same interval
-    assert s.official["overall"]["judged"] == s.overall["judged"] and 0 < s.overall["judged"] <= 1
-    assert s.official["ci"]["judged"] == s.ci["judged"]
+    assert s.official.overall["judged"] == s.overall["judged"] and 0 < s.overall["judged"] <= 1
+    assert s.official.ci["judged"] == s.ci["judged"]
     stored = json.loads((tmp_path / "results" / f"{scored.key}.json").read_text())
-    assert stored["official"] == json.loads(json.dumps(s.official))  # in the one cached summary
+    assert stored["official"] == msgspec.to_builtins(s.official)  # in the one cached summary
 
     # a restart serves both from the cache: nothing rescored, the judge not run again
     again = scoring.Rescorer(tmp_path / "results").score_file(path, judge)
@@ -87,8 +87,8 @@ def test_both_protocols_are_scored_from_one_judge_run_and_cached_together(toy, t
     assert json.loads(json.dumps(again.summary.official)) == stored["official"]
 
     partial = scoring.Rescorer(tmp_path / "results").score_file(write(tmp_path, "Toy partial", PARTIAL)).summary
-    assert partial.overall["exact"] == 0.5 and partial.official["overall"]["exact"] == 1.0  # unanswered left out
-    assert (partial.n, partial.missing) == (partial.official["n"], partial.official["missing"]) == (4, 2)
+    assert partial.overall["exact"] == 0.5 and partial.official.overall["exact"] == 1.0  # unanswered left out
+    assert (partial.n, partial.missing) == (partial.official.n, partial.official.missing) == (4, 2)
 
 
 def test_a_cached_summary_without_the_official_scores_is_rescored(toy, tmp_path):
@@ -100,7 +100,7 @@ def test_a_cached_summary_without_the_official_scores_is_rescored(toy, tmp_path)
     file.write_text(json.dumps(old))
     assert scoring.ResultsCache(tmp_path / "results").load(scored.key) is None  # not served: the choice would lie
     again = scoring.Rescorer(tmp_path / "results").score_file(path)
-    assert not again.cached and again.summary.official["overall"]["exact"] == 0.5
+    assert not again.cached and again.summary.official.overall["exact"] == 0.5
 
 
 def stepwise_effects(track, parsed, gold, verdicts):
@@ -122,7 +122,7 @@ def test_deviation_effects_are_stored_with_the_scores(toy, tmp_path):
     assert effects == {"casefold-answers": 0.0, "unanswered-count": -0.5}
     reference = stepwise_effects(toy, *_parsed(s, submission("Toy partial", PARTIAL)))
     assert effects == {d["name"]: pytest.approx(d["effect"]["exact"]) for d in reference}
-    assert sum(effects.values()) == pytest.approx(s.overall["exact"] - s.official["overall"]["exact"])
+    assert sum(effects.values()) == pytest.approx(s.overall["exact"] - s.official.overall["exact"])
     html = protocol_html.side_by_side(toy, s)  # the detail view: both protocols, the differences, their effects
     assert "effect on this file" in html and "Exact match -0.500" in html and "Exact match +0.000" in html
 

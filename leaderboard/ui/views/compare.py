@@ -83,7 +83,8 @@ NO_TEST = "no significance test: reported figures"
 
 
 def _compared(board: Board, entry_id: str) -> tuple[str, str, dict, bool] | None:
-    """(track name, name, summary, reported?) of a system to compare: a visible rescored one or a reported row."""
+    """(track name, name, its figures {"overall", "breakdowns"}, reported?) of a system to compare: a visible
+    rescored one or a reported row."""
     found = reported_row(board, entry_id)
     if found is not None:
         track, row = found
@@ -91,7 +92,7 @@ def _compared(board: Board, entry_id: str) -> tuple[str, str, dict, bool] | None
     e = visible_entry(board, entry_id)
     if e is None or e.status != "scored":
         return None
-    return e.summary.track, e.name, e.summary, False
+    return e.summary.track, e.name, {"overall": e.summary.overall, "breakdowns": e.summary.breakdowns}, False
 
 
 def reported_compare_view(board: Board, a_id: str, b_id: str):
