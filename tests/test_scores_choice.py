@@ -84,7 +84,7 @@ def test_both_protocols_are_scored_from_one_judge_run_and_cached_together(toy, t
     # a restart serves both from the cache: nothing rescored, the judge not run again
     again = scoring.Rescorer(tmp_path / "results").score_file(path, judge)
     assert again.cached and again.key == scored.key and judge.calls == 1
-    assert json.loads(json.dumps(again.summary.official)) == stored["official"]
+    assert msgspec.to_builtins(again.summary.official) == stored["official"]
 
     partial = scoring.Rescorer(tmp_path / "results").score_file(write(tmp_path, "Toy partial", PARTIAL)).summary
     assert partial.overall["exact"] == 0.5 and partial.official.overall["exact"] == 1.0  # unanswered left out
