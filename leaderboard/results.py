@@ -23,7 +23,6 @@ copy of the per-result files, trusted only row by row (`scoring.ResultsCache`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -219,10 +218,3 @@ def read_part(file, part: str, rows: list[int]) -> list[Any]:
     of its HEAD fields); raises OSError, ArrowException, msgspec.DecodeError."""
     column = file.read([part], use_threads=False).column(0).take(pa.array(rows, pa.int64())).to_pylist()
     return (_HEADS if part == "head" else _PART_DECODERS[part]).decode(_packed_array(column))
-
-
-def file_stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except OSError:
-        return None

@@ -280,7 +280,7 @@ class Board:
         return None if entry is None or file is None else (entry, file.local_path)
 
     def _judged(self) -> None:
-        """A submission judged (or its batch run paused): re-rendered, indexed, pushed."""
+        """A submission judged (or its batch run paused): re-rendered, its results table rewritten, pushed."""
         self._bump()
         self.rescorer.cache.write_tables()
         self.results_sync.push()
