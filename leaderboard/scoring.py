@@ -196,12 +196,7 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         status="scored",
         gold_sha256=checked.gold.sha256,
         fingerprint=checked.fingerprint,
-        n=scores.n,
-        missing=scores.missing,
-        overall=scores.overall,
-        ci=scores.ci,
-        breakdowns=scores.breakdowns,
-        extra=scores.extra,
+        **{f: getattr(scores, f) for f in _SCORES_KEPT},
         official=official,
         deviations=deviations,
         judge_ledger=ledger.to_dict() if ledger is not None else None,
@@ -214,6 +209,9 @@ def score_checked(checked: Checked, sha256: str, judge=None, progress: Callable 
         if kept:
             record = Record(sha256, judge.name, judge.prompt_version, summary.judge_ledger or {}, kept)
     return Result(summary, scores.units, record)
+
+
+_SCORES_KEPT = ("n", "missing", "overall", "ci", "breakdowns", "extra")  # of a track's Scores: all but the arrays
 
 
 def protocol_part(scores) -> results.Protocol:
