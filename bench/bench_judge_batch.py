@@ -58,7 +58,7 @@ def run(mode: str, args: argparse.Namespace, cache: Path) -> list[dict]:
             started = time.perf_counter()
             summary = score_bytes(SUBMISSION.read_bytes(), SUBMISSION.name, None, judge).summary
             seconds = time.perf_counter() - started
-            led = summary["judge_ledger"]
+            led = summary.judge_ledger
             rows.append(
                 {
                     "mode": mode,
@@ -71,8 +71,8 @@ def run(mode: str, args: argparse.Namespace, cache: Path) -> list[dict]:
                     "prompt tokens": led["prompt_tokens"] + led["gold_prompt_tokens"],
                     "completion tokens": led["completion_tokens"] + led["gold_completion_tokens"],
                     "wall s": round(seconds, 2),
-                    "completeness": round(summary["overall"]["completeness"], 6),
-                    "faithfulness": round(summary["overall"]["faithfulness"], 6),
+                    "completeness": round(summary.overall["completeness"], 6),
+                    "faithfulness": round(summary.overall["faithfulness"], 6),
                 }
             )
     return rows

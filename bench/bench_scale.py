@@ -19,11 +19,9 @@ gradio then spends rebuilding its app and starting the server: timed apart, once
 per size, as it does not depend on the board), and prints its peak RSS (VmHWM).
 Its bytecode is cached between runs (in the run's temporary folder), as Python
 does by default.
-The first run of a size starts without a results index (it is built then);
-the second starts from it, checks every row of it against the summaries and
-marks it (results_index.py: "marks"), as the first start after results
-change does; the following ones start from the marked index, as every start
-does while nothing changes. The first of those also serves the app and
+The first run of a size starts without the results tables (they are built
+then, from the summaries: results.py); the next ones start from them, as
+every start does. The first of those also serves the app and
 times six clicks end to end through gradio_client (median of 5 after a warm-up):
 the first track's table, a search for a system ranked at 90%, ranking by
 another metric, "show more" (two pages), compare (the first against that deep
@@ -51,6 +49,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -61,7 +60,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 TARGET_STARTUP_S, TARGET_RSS_MB, TARGET_CLICK_S = 1.0, 1024.0, 0.3
 
 
-def templates(work: Path) -> dict[str, list[tuple[dict, bytes, bytes | None]]]:
+def templates(work: Path) -> dict[str, list[tuple[Any, bytes, bytes | None]]]:
     """(summary, per-unit file bytes, gzipped body) of every scored demo system, by track, as a judged board
     leaves them."""
     from leaderboard.service import Board
@@ -75,20 +74,21 @@ def templates(work: Path) -> dict[str, list[tuple[dict, bytes, bytes | None]]]:
     return templates_of(board, work)
 
 
-def templates_of(board, data_dir: Path) -> dict[str, list[tuple[dict, bytes, bytes | None]]]:
+def templates_of(board, data_dir: Path) -> dict[str, list[tuple[Any, bytes, bytes | None]]]:
     """(summary, per-unit file bytes) of every scored system of a judged board whose results are in `data_dir`
     (a test's running demo app serves as well as the demo board `templates` starts)."""
-    from leaderboard import results_index
+    from leaderboard.results import PARTS
+    from leaderboard.tracks import TRACKS
 
     work = Path(data_dir)
     files = board.refresher.snapshot.by_path() if board.refresher.snapshot else {}
-    out: dict[str, list[tuple[dict, bytes, bytes | None]]] = {}
-    for e in board.entries():
-        if e.status == "scored" and not e.duplicate_of:
-            npz = work / "results" / f"{e.key}.npz"
-            summary = results_index.plain(e.summary)
-            body = _jsonl_body(Path(files[e.path].local_path)) if e.path in files else None
-            out.setdefault(summary["track"], []).append((summary, npz.read_bytes() if npz.exists() else b"", body))
+    out: dict[str, list[tuple[Any, bytes, bytes | None]]] = {}
+    for track in TRACKS:
+        for e in board.entries(track, PARTS):  # complete summaries: copies are written whole
+            if e.status == "scored" and not e.duplicate_of:
+                npz = work / "results" / f"{e.key}.npz"
+                body = _jsonl_body(Path(files[e.path].local_path)) if e.path in files else None
+                out.setdefault(e.summary.track, []).append((e.summary, npz.read_bytes() if npz.exists() else b"", body))
     return out
 
 
@@ -128,12 +128,15 @@ def _copy(body: bytes, name: str) -> tuple[bytes, str]:
     return json.dumps({**doc, "system": {**doc["system"], "name": name}}).encode(), "json"
 
 
-def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[dict, bytes, bytes | None]]]) -> None:
+def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[Any, bytes, bytes | None]]]) -> None:
     """N submissions in the local store's folder, each with its cached result written directly.
 
     A copy of a JSON-lines demo file is that file under its own header (its own system name, so its own hash):
     compare and detail read its records. Other formats get a small placeholder (with its results cached, the
     board never reads it; a rescore would show as an "invalid" row)."""
+    import msgspec
+
+    from leaderboard import results as results_model
     from leaderboard.scoring import ResultsCache
     from leaderboard.store.naming import sha256_hex, submission_path
 
@@ -144,7 +147,7 @@ def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[dict, bytes, byt
     for i in range(n):
         track = tracks[i % len(tracks)]
         summary, npz, body = tmpl[track][(i // len(tracks)) % len(tmpl[track])]
-        name = f"{summary['system'].get('name', 'system')}-{i}"
+        name = f"{summary.system.get('name', 'system')}-{i}"
         if body is not None:
             data, ext = _copy(body, name)
         else:
@@ -154,15 +157,15 @@ def generate(data_dir: Path, n: int, tmpl: dict[str, list[tuple[dict, bytes, byt
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         shift = (i % 997) / 997 * 0.05  # spread the numbers so ranks differ
-        s = {
-            **summary,
-            "sha256": sha,
-            "fingerprint": sha256_hex(f"fingerprint {i}".encode()),
-            "system": {**summary["system"], "name": name},
-            "overall": {k: (v - shift if isinstance(v, float) else v) for k, v in summary["overall"].items()},
-        }
-        key = ResultsCache.key(sha, track, s.get("gold_sha256"), s.get("judge", "none"))
-        (results / f"{key}.json").write_text(json.dumps(s))
+        s = msgspec.structs.replace(
+            summary,
+            sha256=sha,
+            fingerprint=sha256_hex(f"fingerprint {i}".encode()),
+            system={**summary.system, "name": name},
+            overall={k: (v - shift if isinstance(v, float) else v) for k, v in summary.overall.items()},
+        )
+        key = ResultsCache.key(sha, track, s.gold_sha256, s.judge)
+        (results / f"{key}.json").write_bytes(results_model.encode(s))
         if npz:
             (results / f"{key}.npz").write_bytes(npz)
 
@@ -302,7 +305,7 @@ def run_child(data_dir: Path, with_clicks: bool = False) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 3000, 10000])
-    parser.add_argument("--runs", type=int, default=3, help="start-ups per size from the index (median printed)")
+    parser.add_argument("--runs", type=int, default=3, help="start-ups per size from the results tables (median printed)")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--clicks", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -317,8 +320,7 @@ def main() -> None:
             t = time.perf_counter()
             generate(data_dir, n, tmpl)
             gen_s = time.perf_counter() - t
-            first = run_child(data_dir)
-            checked = run_child(data_dir)  # every index row checked, then the index marked
+            first = run_child(data_dir)  # builds the results tables
             runs = [run_child(data_dir, with_clicks=i == 0) for i in range(args.runs)]  # clicks timed once per size
             median = statistics.median(r["startup_s"] for r in runs)
             click_s = runs[0]["clicks_s"]
@@ -330,11 +332,9 @@ def main() -> None:
             print(
                 f"{n:6d} submissions (generated in {gen_s:.1f} s): {runs[-1]['rows']} rows, {runs[-1]['invalid']} invalid | "
                 f"import gradio {med('import_gradio_s'):.2f} s\n"
-                f"        start-up minus import gradio: without an index {first['startup_s']:.2f} s "
+                f"        start-up minus import gradio: without the results tables {first['startup_s']:.2f} s "
                 f"(Board.start {first['board_start_s']:.2f} s, CPU {first['board_start_cpu_s']:.2f} s); "
-                f"from the index, every row checked {checked['startup_s']:.2f} s "
-                f"(Board.start {checked['board_start_s']:.2f} s); "
-                f"from the marked index {median:.2f} s, CPU {med('startup_cpu_s'):.2f} s "
+                f"from the tables {median:.2f} s, CPU {med('startup_cpu_s'):.2f} s "
                 f"(Board.start {med('board_start_s'):.2f} s, CPU {med('board_start_cpu_s'):.2f} s; "
                 f"the rest is build_app); then app.py's queue().launch() until listening {runs[0]['launch_s']:.2f} s "
                 f"(gradio's own, not counted above) | peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB\n"

@@ -85,8 +85,8 @@ def bench_track(track: str, n: int, workdir: Path) -> float:
             checked = check(data, p.name, {track: gold})
             result = score_checked(checked, content_hash(data))
             best_score = min(best_score, CLOCK() - t)
-            assert result.summary["status"] == "scored", result.summary["errors"][:3]
-            assert "official" in result.summary or not t_.deviations
+            assert result.summary.status == "scored", result.summary.errors[:3]
+            assert result.summary.official is not None or not t_.deviations
             t = CLOCK()
             _stdlib_json(p.read_bytes(), p.name)
             best_stdlib = min(best_stdlib, CLOCK() - t)

@@ -75,7 +75,7 @@ def row(name: str, data: bytes, gold_source, filename: str = "run.jsonl") -> str
     official, devs = protocols.official_report(TRACK, checked.parsed, checked.gold, board)
     cells = [" / ".join(f"{official.overall[k]:.3f}" for k in KEYS)]
     cells += [" / ".join(f"{d['effect'][k]:+.3f}" for k in KEYS) for d in devs]
-    cells.append(" / ".join(f"{board['overall'][k]:.3f}" for k in KEYS))
+    cells.append(" / ".join(f"{board.overall[k]:.3f}" for k in KEYS))
     return f"| {name} | " + " | ".join(cells) + " |"
 
 

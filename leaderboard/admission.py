@@ -37,7 +37,7 @@ class Admission:
 
     def duplicate_of(self, fingerprint: str | None) -> Entry | None:
         """The earliest entry with these predictions; None when there is none (or no fingerprint to compare)."""
-        same = [e for e in self.entries if fingerprint and e.summary.get("fingerprint") == fingerprint]
+        same = [e for e in self.entries if fingerprint and e.summary.fingerprint == fingerprint]
         return min(same, key=arrival) if same else None
 
     def name_holder(self, user: str | None, name) -> Entry | None:

@@ -120,7 +120,7 @@ def cmd_score(args) -> None:
         _print_result(result, args, checked)
 
 
-def _score_judged(judge, checked_files) -> list[dict]:
+def _score_judged(judge, checked_files) -> list:
     """Scores with the judge; in batch mode every file's answers go in one batch run (one batch per round)."""
     from .judge import BatchError, TqdmProgress
 
@@ -158,20 +158,20 @@ def _one_bar(bar, totals: list[int]) -> list:
     return [part(i) for i in range(len(totals))]
 
 
-def _print_result(result: dict, args, checked) -> None:
+def _print_result(summary, args, checked) -> None:
     from .protocols import cli_output
 
-    track = TRACKS[result["track"]]
+    track = TRACKS[summary.track]
     protocol = getattr(args, "protocol", "board")
-    out = cli_output(track, checked.parsed, checked.gold, result, protocol)
-    out["judge"] = result["judge"]
-    if "judge_ledger" in result:
-        out["judge_ledger"] = result["judge_ledger"]
+    out = cli_output(track, checked.parsed, checked.gold, summary, protocol)
+    out["judge"] = summary.judge
+    if summary.judge_ledger is not None:
+        out["judge_ledger"] = summary.judge_ledger
     if args.json:  # one JSON object per line, one line per file
         json.dump(out, sys.stdout, ensure_ascii=False)
         print()
         return
-    result = {**result, **{k: out[k] for k in ("n", "missing", "overall", "ci")}}
+    result = {"system": summary.system, **{k: out[k] for k in ("n", "missing", "overall", "ci")}}
     scored_as = " (as the official script scores it)" if protocol == "official" else ""
     print(f"{result['system'].get('name', '?')} on {track.title}{scored_as}: {result['n']} units, {result['missing']} missing")
     for m in track.metrics:

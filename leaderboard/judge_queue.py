@@ -2,7 +2,7 @@
 
 The board queues a scored submission whose end-to-end metrics are not judged yet (by path); the worker
 thread judges it and scores it again from the verdicts, then tells the board (`changed`), which re-renders,
-writes the results index and pushes. The same thread rescores a submission whose cached per-unit scores a
+writes the results tables and pushes. The same thread rescores a submission whose cached per-unit scores a
 page view found unsound (`heal`): a page only reads. A batch judge takes every waiting submission in one run (at most
 `max_items` answers), a run still pending is polled again after `poll_seconds`.
 """
@@ -216,7 +216,7 @@ class JudgeQueue:
 
     def _settle(self, entry: Entry, scored, changed: bool = True) -> None:
         """A judged result on the board (a scored one only: the retrieval metrics stand otherwise)."""
-        if scored.summary.get("status") == "scored":
+        if scored.summary.status == "scored":
             entry.summary, entry.key = scored.summary, scored.key
         if changed:
             entry.judging = False
@@ -231,7 +231,7 @@ class JudgeQueue:
         progress = self.progress.setdefault(entry.id, JudgeProgress())
         try:
             scored = self.rescorer.score_file(local_path, judge=self.judge, progress=progress)
-            if scored.summary.get("status") == "scored":
+            if scored.summary.status == "scored":
                 entry.summary, entry.key = scored.summary, scored.key
         except Exception:  # the judge failing must leave the retrieval metrics standing
             log.exception("judging %s failed", path)
@@ -249,9 +249,9 @@ class JudgeQueue:
             entry, local_path = found
             if self.rescorer.units(entry.key, entry.summary) is not None:  # sound again (rescored meanwhile)
                 return
-            judged = self.judge is not None and entry.summary.get("judge", NO_JUDGE) != NO_JUDGE
+            judged = self.judge is not None and entry.summary.judge != NO_JUDGE
             scored = self.rescorer.score_file(local_path, judge=self.judge if judged else None)
-            if scored.summary.get("status") == entry.status:
+            if scored.summary.status == entry.status:
                 entry.summary, entry.key = scored.summary, scored.key
         except Exception:
             log.exception("rescoring %s failed", path)

@@ -118,11 +118,11 @@ def _admission_problems(rules: Admission, pr: PullRequest, checked: Checked, now
 
 
 def _score_lines(board_url: str | None, f: PullRequestFile, summary: dict) -> list[str]:
-    track = TRACKS[summary["track"]]
-    system = summary.get("system") or {}
-    n, missing = summary.get("n") or 0, summary.get("missing") or 0
+    track = TRACKS[summary.track]
+    system = summary.system or {}
+    n, missing = summary.n or 0, summary.missing or 0
     lines = [f"- {md.code(system.get('name', '?'), 100)} on {track.title}: {n - missing} of {n} units answered"]
-    overall, ci = summary.get("overall", {}), summary.get("ci", {})
+    overall, ci = summary.overall, summary.ci
     for m in track.metrics:
         if m.key in overall:
             low_high = ci.get(m.key)

@@ -14,13 +14,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
+
 from .tracks.base import Scores, Track
 
 PROTOCOLS = ("board", "official")
 
 
-def official_scores(track: Track, parsed: Any, gold: Any, board: dict | None = None, work: Any = None) -> Scores:
-    """The file scored as the benchmark's script scores it; `board` (a scored summary) lends its judged values;
+def official_scores(track: Track, parsed: Any, gold: Any, board: Scores | None = None, work: Any = None) -> Scores:
+    """The file scored as the benchmark's script scores it; `board` (its board scores) lends its judged values;
     `work`: the file's `Track.protocol_work`, when its other steps share it."""
     scores = track.score_with(parsed, gold, frozenset(), work=work)
     if board is not None:
@@ -28,13 +30,13 @@ def official_scores(track: Track, parsed: Any, gold: Any, board: dict | None = N
     return scores
 
 
-def _copy_judged(track: Track, scores: Scores, board: dict) -> None:
+def _copy_judged(track: Track, scores: Scores, board: Scores) -> None:
     for m in track.judged_metrics:
-        if m.key in board.get("overall", {}):
-            scores.overall[m.key] = board["overall"][m.key]
-            if m.key in board.get("ci", {}):
-                scores.ci[m.key] = board["ci"][m.key]
-        for axis, cells in board.get("breakdowns", {}).items():
+        if m.key in board.overall:
+            scores.overall[m.key] = board.overall[m.key]
+            if m.key in board.ci:
+                scores.ci[m.key] = board.ci[m.key]
+        for axis, cells in board.breakdowns.items():
             for value, metrics in cells.items():
                 if m.key in metrics:
                     scores.breakdowns.setdefault(axis, {}).setdefault(value, {})[m.key] = metrics[m.key]
@@ -68,15 +70,15 @@ def deviation_effects(track: Track, parsed: Any, gold: Any, official: dict, boar
     return out
 
 
-def official_report(track: Track, parsed: Any, gold: Any, board: dict) -> tuple[Scores, list[dict]]:
+def official_report(track: Track, parsed: Any, gold: Any, board: Scores) -> tuple[Scores, list[dict]]:
     """(the official Scores, with the board's judged values; the deviations with their effects) of a scored file."""
     work = track.protocol_work(parsed, gold)
     official = official_scores(track, parsed, gold, board, work)
-    return official, deviation_effects(track, parsed, gold, official.overall, board["overall"], work)
+    return official, deviation_effects(track, parsed, gold, official.overall, board.overall, work)
 
 
-def cli_output(track: Track, parsed: Any, gold: Any, summary: dict, protocol: str) -> dict:
-    """What `score --json` prints for one scored file in `protocol`.
+def cli_output(track: Track, parsed: Any, gold: Any, summary, protocol: str) -> dict:
+    """What `score --json` prints for one scored file (a results.Summary) in `protocol`.
 
     board: the board's keys plus "official" (the official overall values) and "deviations"; official: the same
     keys computed the official way, plus "protocol": "official". Each adds "notes" when the official protocol
@@ -84,19 +86,18 @@ def cli_output(track: Track, parsed: Any, gold: Any, summary: dict, protocol: st
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
-    out = {k: summary[k] for k in ("track", "system", "n", "missing", "overall", "ci", "breakdowns")}
-    if "official" in summary:  # scored with both protocols already (scoring.score_checked)
-        official, deviations = summary["official"], summary["deviations"]
-    else:
-        scores, deviations = official_report(track, parsed, gold, summary)
-        official = {"overall": scores.overall, "ci": scores.ci, "breakdowns": scores.breakdowns, "n": scores.n}
-        official.update(missing=scores.missing, notes=scores.extra.get("notes", []))
-    notes = official.get("notes", [])
+    out = {k: getattr(summary, k) for k in ("track", "system", "n", "missing", "overall", "ci", "breakdowns")}
+    if summary.official is not None:  # scored with both protocols already (scoring.score_checked)
+        official, deviations = summary.official, summary.deviations
+        notes = official.notes if official.notes is not msgspec.UNSET else []
+    else:  # a track whose board is its script's: the same numbers (its script's notes, if any)
+        official, deviations = official_report(track, parsed, gold, summary)
+        notes = official.extra.get("notes", [])
     if protocol == "official":
-        out.update({k: official[k] for k in ("n", "missing", "overall", "ci", "breakdowns")})
+        out.update({k: getattr(official, k) for k in ("n", "missing", "overall", "ci", "breakdowns")})
         out["protocol"] = "official"
     else:
-        out["official"] = official["overall"]
+        out["official"] = official.overall
         out["deviations"] = deviations
     if notes:
         out["notes"] = notes

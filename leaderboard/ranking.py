@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import msgspec
 import numpy as np
 import pandas as pd
 
+from .results import PENDING, Protocol, Summary
 from .tracks import Track
 
 
@@ -22,7 +23,7 @@ class Entry:
 
     id: str  # short content hash: stable, shareable
     path: str
-    summary: dict  # the result summary (status scored / invalid), or {} while pending
+    summary: Summary = PENDING  # the result (status scored / invalid; PENDING until scored)
     key: str = ""  # results-cache key, for per-unit scores
     user: str | None = None
     submitted_at: str | None = None
@@ -41,7 +42,7 @@ class Entry:
 
     @property
     def system(self) -> dict:
-        return self.summary.get("system") or self.metadata.get("system") or {}
+        return self.summary.system or self.metadata.get("system") or {}
 
     @property
     def name(self) -> str:
@@ -55,7 +56,7 @@ class Entry:
 def content_key(e: Entry) -> str:
     """What makes two submissions of a track duplicates: the parsed predictions' fingerprint when scored, else
     the stored bytes (an invalid file has no parsed predictions to compare)."""
-    fingerprint = e.summary.get("fingerprint") if e.status == "scored" else None
+    fingerprint = e.summary.fingerprint if e.status == "scored" else None
     return f"predictions:{fingerprint}" if fingerprint else f"bytes:{e.sha256}" if e.sha256 else f"path:{e.path}"
 
 
@@ -91,7 +92,7 @@ def _path_id(e: Entry) -> str:
 
 
 # The board's "Scores" choice (SCORING.md, "Official scripts"): the board's own definitions, or the benchmark's
-# script's, stored beside them in every summary of a track that declares deviations (summary["official"]).
+# script's, stored beside them in every summary of a track that declares deviations (summary.official).
 BOARD, OFFICIAL = "board", "official"
 PROTOCOLS = (BOARD, OFFICIAL)
 
@@ -101,15 +102,15 @@ def protocol_of(track: Track, choice) -> str:
     return OFFICIAL if choice == OFFICIAL and track.deviations else BOARD
 
 
-def in_protocol(track: Track, summary: Mapping, protocol: str) -> Mapping:
+def in_protocol(track: Track, summary: Summary, protocol: str) -> Summary:
     """`summary` as `protocol` scores it: under OFFICIAL its official overall, ci, breakdowns, n and missing in place
     of the board's (judged metrics carry the same values in both); a summary without an official part as it is."""
     if protocol_of(track, protocol) != OFFICIAL:
         return summary
-    official = summary.get("official")
-    if not isinstance(official, Mapping):  # invalid, pending: no scores to switch
+    o = summary.official
+    if not isinstance(o, Protocol):  # invalid, pending: no scores to switch
         return summary
-    return {**summary, **official}
+    return msgspec.structs.replace(summary, overall=o.overall, ci=o.ci, breakdowns=o.breakdowns, n=o.n, missing=o.missing)
 
 
 def entries_in(track: Track, entries: list[Entry], protocol: str) -> list[Entry]:
@@ -143,7 +144,8 @@ def _listed(e: Entry, track: Track, include_hidden: bool) -> bool:
     if (e.hidden and not include_hidden) or e.duplicate_of:
         return False
     s = e.summary
-    return not (s.get("track") not in (None, track.name) or (not s and e.metadata.get("track") != track.name))
+    pending = s.status == "pending"
+    return not (s.track not in (None, track.name) or (pending and e.metadata.get("track") != track.name))
 
 
 def table(
@@ -172,26 +174,26 @@ def table(
         "status": [e.status for e in kept],
         "flag": [f.get("status", "") for f in flags],
         "flag_reason": [f.get("reason", "") for f in flags],
-        "submitted": [e.submitted_at or s.get("scored_at", "") for e, s in zip(kept, summaries)],
+        "submitted": [e.submitted_at or s.scored_at for e, s in zip(kept, summaries)],
         "user": [e.user or "" for e in kept],
-        "n": [s.get("n") for s in summaries],
-        "missing": [s.get("missing") for s in summaries],
-        "judge": [s.get("judge", "") for s in summaries],
+        "n": [s.n for s in summaries],
+        "missing": [s.missing for s in summaries],
+        "judge": [s.judge if s.status != "pending" else "" for s in summaries],
         "judging": [e.judging for e in kept],
-        "errors": [len(s.get("errors", [])) for s in summaries],
+        "errors": [len(s.errors) for s in summaries],
         "review": [e.review for e in kept],
     }
-    systems = [s.get("system") or e.metadata.get("system") or {} for e, s in zip(kept, summaries)]  # Entry.system
+    systems = [s.system or e.metadata.get("system") or {} for e, s in zip(kept, summaries)]  # Entry.system
     for f in track.system_fields:
         values = [system.get(f.key) for system in systems]
         is_int = f.kind == "int"
         columns[f.key] = ["" if v is None else v if is_int else str(v) for v in values]
     columns["name"] = [str(system.get("name") or e.path.rsplit("/", 1)[-1]) for e, system in zip(kept, systems)]  # Entry.name
     if slice_ is None:
-        overalls = [s.get("overall", {}) for s in summaries]
-        cis = [s.get("ci", {}) for s in summaries]
+        overalls = [s.overall for s in summaries]
+        cis = [s.ci for s in summaries]
     else:  # slices carry no CI
-        overalls = [s.get("breakdowns", {}).get(slice_[0], {}).get(slice_[1]) or {} for s in summaries]
+        overalls = [s.breakdowns.get(slice_[0], {}).get(slice_[1]) or {} for s in summaries]
         cis = [{}] * len(kept)
     for m in track.metrics:
         columns[m.key] = [o.get(m.key) for o in overalls]

@@ -227,14 +227,25 @@ def merged(track: Track, ranked: pd.DataFrame, reported: pd.DataFrame, rank_by: 
     return order.drop(columns=["_tier", "_v", "_pos"]).reset_index(drop=True)
 
 
-def chart_summary(track: Track, row: ReportedRow) -> dict:
-    """What a chart builder reads of a system (the shape of a result summary), marked as reported."""
-    return {
-        "overall": dict(row.chart_overall if row.chart_overall is not None else row.overall),
-        "breakdowns": row.breakdowns,
-        "system": row.system,
-        "reported": {"series": row.series or "reported", "note": row.chart_note, "source": row.source.title},
-    }
+@dataclass
+class ChartSummary:
+    """What a chart builder reads of a reported row: the fields it reads of a result summary, and `reported`."""
+
+    overall: dict
+    breakdowns: dict
+    system: dict
+    reported: dict  # series, note, source
+    sha256: str = ""  # a reported row is no submission
+
+
+def chart_summary(track: Track, row: ReportedRow) -> ChartSummary:
+    """What a chart builder reads of a system (the fields of a result summary it reads), marked as reported."""
+    return ChartSummary(
+        dict(row.chart_overall if row.chart_overall is not None else row.overall),
+        row.breakdowns,
+        row.system,
+        {"series": row.series or "reported", "note": row.chart_note, "source": row.source.title},
+    )
 
 
 def _figure(value: float, unit: str = "") -> str:

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 import pandas as pd
 import pyarrow as pa
 
+from .results import PARTS, Protocol
 from .tracks import TRACKS, Track
 
 DATA_DIR = "data"
@@ -50,17 +51,17 @@ def systems_frame(board, track: Track) -> pd.DataFrame:
     table = board.table(track.name)
     if table.empty:
         return table
-    by_id = {e.id: e for e in board.entries(track.name)}
+    by_id = {e.id: e for e in board.entries(track.name, PARTS)}
     table = table.copy()
     table.insert(0, "track", track.name)
     table["submission"] = [by_id[i].path if i in by_id else "" for i in table["id"]]
     table["sha256"] = [by_id[i].sha256 if i in by_id else "" for i in table["id"]]
     table["results_key"] = [by_id[i].key if i in by_id else "" for i in table["id"]]
     if track.deviations:  # the official script's numbers beside the board's (SCORING.md, "Official scripts")
-        official = [(by_id[i].summary.get("official") if i in by_id else None) or {} for i in table["id"]]
+        official = [(by_id[i].summary.official if i in by_id else None) or Protocol() for i in table["id"]]
         for m in track.metrics:
-            table[f"official:{m.key}"] = [(o.get("overall") or {}).get(m.key) for o in official]
-            bounds = [(o.get("ci") or {}).get(m.key) or (None, None) for o in official]
+            table[f"official:{m.key}"] = [o.overall.get(m.key) for o in official]
+            bounds = [o.ci.get(m.key) or (None, None) for o in official]
             table[f"official:{m.key}:low"] = [low for low, _ in bounds]
             table[f"official:{m.key}:high"] = [high for _, high in bounds]
     return _arrow_ready(table)
@@ -82,7 +83,7 @@ def _arrow_ready(df: pd.DataFrame) -> pd.DataFrame:
 
 def units_frame(board, entry) -> pd.DataFrame:
     """One row per (metric, unit) of a scored system: its per-unit score, aligned with the gold's unit ids."""
-    track = TRACKS[entry.summary["track"]]
+    track = TRACKS[entry.summary.track]
     gold = board.gold(track.name)
     rows = {"id": [], "metric": [], "unit": [], "score": []}
     for metric, values in sorted(board.units(entry).items()):

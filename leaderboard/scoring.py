@@ -12,28 +12,30 @@ import collections
 import functools
 import gc
 import hashlib
-import json
 import logging
 import os
 import tempfile
 import threading
-import time
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import protocols, results_index
+from . import protocols, results
 from .fastpath import fast_parse
 from .judge.base import verdicts_of
 from .judge.verdict import Verdicts
 from .problems import Problem, Problems, SubmissionError
+from .results import NO_JUDGE, UNSET, Summary
 from .submission import DEFAULT_MAX_BYTES, FALLBACK_LIMITS, Limits, parse_raw, read_bytes, read_file
 from .tracks import TRACKS, Track
 
@@ -41,7 +43,6 @@ from .tracks import TRACKS, Track
 # changes: every cached result is then recomputed.
 METRIC_VERSION = "4"
 _VERSION_TAG = f"v{METRIC_VERSION}"  # as it stands in a results-cache key
-NO_JUDGE = "none"
 
 log = logging.getLogger(__name__)
 
@@ -159,10 +160,10 @@ def _check(data: bytes, filename: str, gold_sources: dict[str, Any] | None, max_
 
 @dataclass
 class Result:
-    """A scored (or invalid) submission: `summary` is JSON, `units` per-unit arrays, `record` the verdicts
-    an LLM judge made for it (judge/record.py: what RESULTS_REPO shares)."""
+    """A scored (or invalid) submission: its summary, `units` per-unit arrays, `record` the verdicts an LLM judge
+    made for it (judge/record.py: what RESULTS_REPO shares)."""
 
-    summary: dict
+    summary: Summary
     units: dict[str, np.ndarray] = field(default_factory=dict)
     record: Any = None
 
@@ -170,56 +171,55 @@ class Result:
 def score_checked(checked: Checked, sha256: str, verdicts: Verdicts | None = None) -> Result:
     """A validated submission's result, judged metrics from `verdicts` (data: whoever judged, live, in a batch
     run or in a verdict record, is the caller's business); none given, or none for this file: not judged."""
-    base = {
-        "sha256": sha256,
-        "track": checked.track_name,
-        "system": _plain_system(checked.system),
-        "errors": checked.errors,
-        "error_count": checked.error_count,
-        "warnings": checked.warnings,
-        "records": checked.records,
-        "metric_version": METRIC_VERSION,
-        "scored_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "judge": NO_JUDGE,
-    }
+    base = dict(
+        sha256=sha256,
+        track=checked.track_name,
+        system=_plain_system(checked.system),
+        errors=checked.errors,
+        error_count=checked.error_count,
+        warnings=checked.warnings,
+        records=checked.records,
+        metric_version=METRIC_VERSION,
+        scored_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        judge=NO_JUDGE,
+    )
     if not checked.ok:
-        return Result({**base, "status": "invalid"})
+        return Result(Summary(**base, status="invalid"))
     t = checked.track
     judged = verdicts if verdicts is not None and verdicts.by_qid else None  # a file with no answers is not judged
     if judged is not None:
         base["judge"] = judged.judge
     with gc_paused():
         scores = t.score(checked.parsed, checked.gold, judged.by_qid if judged is not None else None)
-    summary = {
-        **base,
-        "status": "scored",
-        "gold_sha256": checked.gold.sha256,
-        "fingerprint": checked.fingerprint,
-        "n": scores.n,
-        "missing": scores.missing,
-        "overall": scores.overall,
-        "ci": scores.ci,
-        "breakdowns": scores.breakdowns,
-        "extra": scores.extra,
-    }
+    official, deviations = None, None
     if t.deviations:
         # The official script's protocol beside the board's, with the board's judged values (judged metrics have
         # one protocol), and each deviation's stepwise effect: cached together, so neither the board's "Scores"
         # choice nor the detail view ever rescores a file.
         with gc_paused():
-            official, effects = protocols.official_report(t, checked.parsed, checked.gold, summary)
-        summary["official"] = protocol_part(official)
-        summary["deviations"] = effects
+            official_scores, deviations = protocols.official_report(t, checked.parsed, checked.gold, scores)
+        official = protocol_part(official_scores)
+    summary = Summary(
+        **base,
+        status="scored",
+        gold_sha256=checked.gold.sha256,
+        fingerprint=checked.fingerprint,
+        **{f: getattr(scores, f) for f in _SCORES_KEPT},
+        official=official,
+        deviations=deviations,
+        judge_ledger=judged.ledger if judged is not None else None,
+    )
     record = None
-    if judged is not None and judged.ledger is not None:
-        summary["judge_ledger"] = judged.ledger
     if judged is not None and judged.shared:
         from .judge.record import Record  # lazily: only an LLM judge's results have one
 
         kept = tuple(v for v in judged.by_qid.values() if v.failure is None)
         if kept:
-            record = Record(sha256, judged.judge, judged.prompt_version, summary.get("judge_ledger") or {}, kept)
+            record = Record(sha256, judged.judge, judged.prompt_version, summary.judge_ledger or {}, kept)
     return Result(summary, scores.units, record)
+
+
+_SCORES_KEPT = ("n", "missing", "overall", "ci", "breakdowns", "extra")  # of a track's Scores: all but the arrays
 
 
 def judge_checked(judge, checked: Checked, progress: Callable | None = None) -> Verdicts | None:
@@ -230,15 +230,14 @@ def judge_checked(judge, checked: Checked, progress: Callable | None = None) -> 
     return verdicts_of(judge, items, progress) if items else None
 
 
-OFFICIAL_KEYS = ("overall", "ci", "breakdowns", "n", "missing")  # summary["official"]: the board's keys, scored officially
-
-
-def protocol_part(scores) -> dict:
-    """The summary's "official" part: what the table, charts and detail view read of the official protocol
-    (the per-unit arrays stay the board's: compare and detail read those)."""
-    part = {"overall": scores.overall, "ci": scores.ci, "breakdowns": scores.breakdowns, "n": scores.n, "missing": scores.missing}
+def protocol_part(scores) -> results.Protocol:
+    """The official protocol's part of a summary: what the table, charts and detail view read of it (the
+    per-unit arrays stay the board's: compare and detail read those)."""
+    part = results.Protocol(
+        overall=scores.overall, ci=scores.ci, breakdowns=scores.breakdowns, n=scores.n, missing=scores.missing
+    )
     if scores.extra.get("notes"):  # what the official protocol left out or could not read in this file
-        part["notes"] = scores.extra["notes"]
+        part.notes = scores.extra["notes"]
     return part
 
 
@@ -259,30 +258,36 @@ def score_bytes(
 
 
 class ResultsCache:
-    """A folder of `<key>.json` summaries and `<key>.npz` per-unit scores.
+    """A folder of `<key>.json` summaries and `<key>.npz` per-unit scores, and a results table per track.
 
     The key names the submission hash, track, gold hash, metric version and
     judge, so the folder can be published as is (the Hub store syncs it).
 
-    Every entry is checked when read: an unreadable, truncated or mismatched
-    file (a summary whose content does not produce its own key, say) is logged
-    once, removed and reported as missing, so the caller rescores instead of
-    serving it or failing.
+    A start reads the tables (results.py), not 10,000 summary files; a table is
+    trusted row by row: a row stands for its summary while the summary's file is
+    listed with the size and modification time the row recorded, its per-unit
+    file too when it had one, and its identity makes its own key. A table that
+    is not one (damaged, another schema, format or metric version) is ignored,
+    and every row not served is read from its summary's file, which is checked
+    as it is read; the table is then rewritten from what was read.
+
+    Every entry is checked when read from its file: an unreadable, truncated or
+    mismatched file (a summary whose content does not produce its own key, say)
+    is logged once, removed and reported as missing, so the caller rescores
+    instead of serving it or failing.
     """
 
     def __init__(self, root: Path):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self._index: dict[str, list[str]] | None = None
-        self._listed = False  # the folder listed (the marked start reads the marked index files only)
-        self._read_marked: set[str] = set()  # index files served from their marks without a listing
+        self._by_sha: dict[str, list[str]] | None = None  # every listed key, by submission hash
+        self._rows: dict[str, results.Row] = {}  # key -> row of every summary known sound
+        self._listed: set[str] = set()  # summary files listed at the start
+        # Tables whose head or PARTS are not read yet: name -> (the open file, key -> its row there, parts read)
+        self._unread: dict[str, tuple[Any, dict[str, int], set[str]]] = {}
+        self._dirty: set[str] = set()  # tables to rewrite
         self._reported: set[str] = set()  # bad files already logged: once per process, not per request
-        # The results index (results_index.py): key -> row of every summary known sound, by index file;
-        # summaries served from it are not read from their files. Index files to rewrite in `_dirty`.
-        self._rows: dict[str, dict[str, results_index.IndexRow]] = {}
-        self._summaries: dict[str, dict] = {}
-        self._dirty: set[str] = set()
-        self._index_lock = threading.RLock()  # the refresher and the judge threads both store results
+        self._lock = threading.RLock()  # the refresher and the judge threads both store results
         self._written: set[str] = set()  # files written since `take_written` (what a push must send)
 
     @staticmethod
@@ -290,164 +295,156 @@ class ResultsCache:
         return f"{sha256}.{track or '-'}.{(gold_sha or '-')[:12]}.{_VERSION_TAG}.{_safe(judge)}"
 
     def _keys_for(self, sha256: str) -> list[str]:
-        if self._index is None:  # the marked index files, else one directory listing; then in memory
-            self._index = {}
-            if not self._load_marked():
-                self._list()
-        if sha256 not in self._index and not self._listed:
-            # Not in a marked index (a submission never scored, or a summary its index lacks): list the folder
-            # once, as a start without marks does, and read the index files not read yet.
-            self._list()
-        return self._index.get(sha256, [])
+        if self._by_sha is None:
+            with self._lock:
+                if self._by_sha is None:
+                    self._start()
+        return self._by_sha.get(sha256, [])
 
-    def _list(self) -> None:
-        # The time, then the folder's signature, then its listing: a change after the stat shows in the next one.
-        now_ns = time.time_ns()
-        folder = os.stat(self.root)
+    def _start(self) -> None:
+        """List the folder once and serve the tables' rows that still stand for their files."""
         names = os.listdir(self.root)  # names only: 10,000s of them at scale, no DirEntry object each
-        listed = [n[:-5] for n in names if n.endswith(".json")]
+        listed = {n[:-5] for n in names if n.endswith(".json")}
         units_files = {n[:-4] for n in names if n.endswith(".npz")}
-        known = {k for keys in self._index.values() for k in keys}
+        by_sha: dict[str, list[str]] = {}
         for key in listed:
-            if key not in known:
-                self._index.setdefault(key.partition(".")[0], []).append(key)
-        self._listed = True
-        self._load_index(listed, units_files, folder, now_ns)
+            by_sha.setdefault(key.partition(".")[0], []).append(key)
+        self._listed = listed
+        tables = self.root / results.TABLES_DIR
+        for path in sorted(tables.glob("*.parquet")) if tables.is_dir() else ():
+            if not self._serve_table(path.stem, listed, units_files):  # rows dropped, or no table at all: rewritten
+                self._dirty.add(path.stem)
+        self._by_sha = by_sha
 
-    def _load_marked(self) -> bool:
-        """Serve the marked index files without listing the folder, when it is unchanged since they were marked.
+    def _serve_table(self, name: str, listed: set[str], units_files: set[str]) -> bool:
+        """Serve the rows of table `name` that stand for their files (see the class docstring); whether all do.
 
-        A mark's folder signature was taken from a listing (its counts of summaries and per-unit files) once the
-        folder had stood unchanged for SETTLE_NS; any file added, removed or renamed over since changes the folder's
-        mtime and ctime (results_index.py), so while its inode, mtime and ctime are the marked ones, the listing
-        is the marked one too. Every marked file must still match its own signature, else nothing is served from
-        here (the listing start checks what changed). A key none of them holds makes `_keys_for` list the folder.
-        """
-        marks = results_index.read_marks(self.root)
-        folders = {mark[0] for mark in marks.values()}
-        if len(folders) != 1:  # none, or marks of different listings: not one state of the folder
-            return False
-        folder = os.stat(self.root)
-        if tuple(next(iter(folders))[:3]) != (folder.st_ino, folder.st_mtime_ns, folder.st_ctime_ns):
-            return False
-        loaded = {}
-        for name, (_, file_sig) in sorted(marks.items()):
-            index = results_index.read_marked(self.root, name, METRIC_VERSION, file_sig, self._load_file)
-            if index is None:
-                return False
-            loaded[name] = index
-        with self._index_lock:
-            for name, index in loaded.items():
-                rows = self._rows.setdefault(name, {})
-                for row in index.rows:
-                    if row.key not in rows:  # stored by this process before the index was read: newer
-                        rows[row.key] = row
-                        self._summaries[row.key] = results_index.summary_of(row)
-                        self._index.setdefault(row.key.partition(".")[0], []).append(row.key)
-        self._read_marked = set(loaded)
-        return True
-
-    def _load_index(self, keys: list[str], units_files: set[str], folder: os.stat_result, now_ns: int) -> None:
-        """Rows of the index files that still stand for their summaries (see results_index.py); the rest dropped.
-
-        An index file whose mark holds (nothing in the folder changed since this disk checked its rows) is served
-        without the per-row checks; one whose rows all pass them is marked for the next start.
-        """
-        listed = set(keys)
-        names = collections.Counter(map(results_index.index_name, listed))
-        signature = results_index.folder_signature(folder, len(listed), len(units_files))
-        folder_settled = results_index.settled(folder, now_ns)
-        marks = results_index.read_marks(self.root)
-        new_marks: dict[str, results_index.Mark] = {}
-        for name, summaries in sorted(names.items()):
-            if name in self._read_marked:  # read already (_load_marked): its mark stands while the folder is as marked
-                if name in marks and marks[name][0] == signature:
-                    new_marks[name] = marks[name]
-                continue
-            held = marks[name][1] if name in marks and marks[name][0] == signature else None
-            index, st, problem = results_index.read(self.root, name, METRIC_VERSION, summaries, held, self._load_file)
-            if problem is not None and f"{results_index.INDEX_DIR}/{name}.json" not in self._reported:
-                self._reported.add(f"{results_index.INDEX_DIR}/{name}.json")
-                log.warning("results cache: %s/%s.json %s; rebuilt from the summaries", results_index.INDEX_DIR, name, problem)
-            mark = (signature, results_index.file_signature(st)) if st is not None else None
-            marked = mark is not None and marks.get(name) == mark
-            rows = self._rows.setdefault(name, {})
-            for row in index.rows if index is not None else ():
-                if row.key in rows:  # stored by this process before the index was read: newer
-                    continue
-                if marked:  # checked at an earlier start, and neither the folder nor this file changed since
-                    summary = results_index.summary_of(row) if row.key in listed else None
-                else:
-                    summary = self._row_summary(row, st.st_mtime_ns, listed, units_files)
-                if summary is not None:
-                    rows[row.key] = row
-                    self._summaries[row.key] = summary
-            sound = index is not None and len(rows) == len(index.rows)
-            if sound and folder_settled and results_index.settled(st, now_ns):
-                new_marks[name] = mark
-            if index is None or len(rows) != len(index.rows):
-                self._dirty.add(name)
-            if index is not None and len(rows) != len(index.rows):
-                log.info(
-                    "results index %s: %d of %d rows stale or unsound, read from their summaries",
-                    name,
-                    len(index.rows) - len(rows),
-                    len(index.rows),
-                )
-        if new_marks != {name: marks[name] for name in names if name in marks}:
-            try:
-                results_index.write_marks(self.root, new_marks, _atomic_write)
-            except OSError:  # a read-only disk: every row is checked again next start, nothing wrong
-                pass
-
-    def _row_summary(self, row, index_mtime_ns: int, listed: set[str], units_files: set[str]) -> dict | None:
-        """The summary an index row stands for, when its file is there, unchanged since the index, and sound."""
-        if row.key not in listed:
-            return None
+        A row is served from its identity columns alone (its head and PARTS read by `complete`); a summary the
+        table lacks is read from its file when asked for (which marks the table to rewrite)."""
+        path = results.table_path(self.root, name)
         try:
-            st = os.stat(f"{self.root}/{row.key}.json")  # a str path: pathlib costs more than the stat
-        except OSError:
-            return None
-        # Written after the index (same clock tick included): the file may differ from the row; read it instead.
-        if st.st_size != row.size or st.st_mtime_ns >= index_mtime_ns:
-            return None
-        summary = results_index.summary_of(row)
-        if summary_problem(row.key, summary) is not None:
-            return None
-        if expected_unit_keys(summary) and row.key not in units_files:
-            return None
-        return summary
+            found = results.read_table(path, METRIC_VERSION)
+        except results.TableProblem as exc:
+            self._report(f"{results.TABLES_DIR}/{name}.parquet", str(exc), "rebuilt from the summaries")
+            return False
+        if found is None:
+            return True
+        table, file = found
+        keys = table.column("key").to_pylist()
+        # The checks every row passes or fails alike, a column at a time: listed, its per-unit file there if it
+        # had one, a status that is a result's, and an identity that makes its own key.
+        col = table.column
+        judges = pa.array([_safe(j) if j is not None else "" for j in col("judge").to_pylist()], pa.string())
+        made = pc.binary_join_element_wise(
+            col("sha256"),
+            pc.fill_null(col("track"), "-"),
+            pc.utf8_slice_codeunits(pc.fill_null(col("gold_sha256"), "-"), 0, 12),
+            pa.scalar(_VERSION_TAG),
+            judges,
+            ".",
+        )
+        track = TRACKS.get(name)
+        needs_units = track is not None and any(m.has_ci for m in track.metrics)
+        scored = pc.equal(col("status"), "scored")
+        sound = pc.and_(
+            pc.and_(pc.is_in(col("key"), pa.array(listed, pa.string())), pc.equal(made, col("key"))),
+            pc.and_(pc.or_(scored, pc.equal(col("status"), "invalid")), pc.invert(pc.equal(col("sha256"), ""))),
+        )
+        units = pc.is_in(col("key"), pa.array(units_files, pa.string()))
+        sound = pc.and_(sound, pc.or_(pc.invert(col("units")), units))
+        if needs_units:
+            sound = pc.and_(sound, pc.or_(pc.invert(scored), col("units")))
+        sound = pc.fill_null(sound, False).to_pylist()
+        sizes, mtimes, has_units = (col(c).to_pylist() for c in ("size", "mtime_ns", "units"))
+        identities = zip(*(col(c).to_pylist() for c in results.IDENTITY))
+        fd = os.open(self.root, os.O_RDONLY)
+        try:
+            where = {}
+            for i, (key, identity) in enumerate(zip(keys, identities)):
+                if not sound[i] or key in self._rows:
+                    continue
+                try:
+                    st = os.stat(f"{key}.json", dir_fd=fd)
+                except OSError:
+                    continue
+                if st.st_size != sizes[i] or st.st_mtime_ns != mtimes[i]:
+                    continue  # rewritten (or replaced) since the row was taken: read from its file
+                self._rows[key] = results.Row(key, sizes[i], mtimes[i], has_units[i], results.identity_only(*identity))
+                where[key] = i
+        finally:
+            os.close(fd)
+        if len(where) != len(keys):
+            log.info(
+                "results table %s: %d of %d rows stale or unsound, read from their summaries",
+                name,
+                len(keys) - len(where),
+                len(keys),
+            )
+        if where:
+            self._unread[name] = (file, where, set())
+        return len(where) == len(keys)
 
-    def _remember(self, key: str, size: int, summary: dict) -> None:
-        name = results_index.index_name(key)
-        row = results_index.as_row(key, size, summary)
-        with self._index_lock:
-            self._rows.setdefault(name, {})[key] = row
-            self._summaries[key] = summary
-            self._dirty.add(name)
+    def complete(self, track: str | None, parts: tuple[str, ...] = results.PARTS) -> None:
+        """Read the head and `parts` of every summary of `track` served from its table (a column at a time)."""
+        name = results.table_name(track)
+        with self._lock:
+            unread = self._unread.get(name)
+            if unread is None:
+                return
+            file, where, done = unread
+            for part in ("head", *parts):
+                if part in done:
+                    continue
+                done.add(part)
+                fields = results.HEAD if part == "head" else (part,)
+                rows = [r for k in where if (r := self._rows.get(k)) is not None and getattr(r.summary, fields[0]) is UNSET]
+                if not rows:
+                    continue
+                try:
+                    values = results.read_part(file, part, [where[r.key] for r in rows])
+                    if part == "head" and any(v.metric_version != METRIC_VERSION for v in values):
+                        raise ValueError("a head of another metric version")
+                except (OSError, ValueError, pa.ArrowException, msgspec.DecodeError, RecursionError) as exc:
+                    # the identity columns were sound, this one is not: those summaries from their own files
+                    self._report(
+                        f"{results.TABLES_DIR}/{name}.parquet", f"has a {part} column that cannot be read ({str(exc)[:120]})"
+                    )
+                    for r in rows:
+                        del self._rows[r.key]
+                        fresh = self.load(r.key) or Summary(errors=[UNREADABLE], error_count=1)
+                        for f in (*results.HEAD, *results.PARTS):
+                            setattr(r.summary, f, getattr(fresh, f))
+                    continue
+                if part == "head":
+                    for r, value in zip(rows, values):
+                        for f in fields:
+                            setattr(r.summary, f, getattr(value, f))
+                else:
+                    for r, value in zip(rows, values):
+                        setattr(r.summary, part, value)
+            if len(done) == 1 + len(results.PARTS):
+                del self._unread[name]  # every part read: the table file is no longer needed
 
-    def _forget(self, key: str) -> None:
-        name = results_index.index_name(key)
-        with self._index_lock:
-            if self._rows.get(name, {}).pop(key, None) is not None:
-                self._dirty.add(name)
-            self._summaries.pop(key, None)
-
-    def write_index(self) -> list[str]:
-        """Rewrite the index files whose rows changed since they were read or written; their names."""
+    def write_tables(self) -> list[str]:
+        """Rewrite the tables whose rows changed since they were read or written; their paths in the folder."""
         written = []
-        with self._index_lock:
+        with self._lock:
             for name in sorted(self._dirty):
-                rows = list(self._rows.get(name, {}).values())
-                results_index.write(self.root, name, METRIC_VERSION, rows, _atomic_write)
-                written.append(f"{results_index.INDEX_DIR}/{name}.json")
+                rows = [r for r in self._rows.values() if results.table_name(r.summary.track) == name]
+                path = results.table_path(self.root, name)
+                if not rows:
+                    path.unlink(missing_ok=True)
+                    continue
+                self.complete(None if name == results.UNTRACKED else name)
+                results.write_table(path, METRIC_VERSION, rows, _atomic_write)
+                written.append(f"{results.TABLES_DIR}/{name}.parquet")
             self._dirty.clear()
             self._written.update(written)
         return written
 
     def take_written(self) -> set[str]:
         """Files (relative to the folder) written since the last call: what RESULTS_REPO has not been sent."""
-        with self._index_lock:
+        with self._lock:
             written, self._written = self._written, set()
         return written
 
@@ -472,12 +469,12 @@ class ResultsCache:
                     break
         return best
 
-    def get(self, sha256: str, gold_shas: dict[str, str], judge: str) -> tuple[str, dict] | None:
+    def get(self, sha256: str, gold_shas: dict[str, str], judge: str) -> tuple[str, Summary] | None:
         """(key, summary) of a sound cached result; a bad one is discarded and the next candidate tried."""
         found = self.get_first(sha256, gold_shas, (judge,))
         return found[:2] if found else None
 
-    def get_first(self, sha256: str, gold_shas: dict[str, str], judges: tuple[str, ...]) -> tuple[str, dict, int] | None:
+    def get_first(self, sha256: str, gold_shas: dict[str, str], judges: tuple[str, ...]) -> tuple[str, Summary, int] | None:
         """(key, summary, i) of the sound cached result under judges[i], the first i that has one."""
         while (found := self.find_first(sha256, gold_shas, judges)) is not None:
             summary = self.load(found[0])
@@ -485,32 +482,39 @@ class ResultsCache:
                 return found[0], summary, found[1]
         return None
 
-    def load(self, key: str) -> dict | None:
+    def load(self, key: str) -> Summary | None:
         """The summary stored under `key`, or None (discarded, logged once) when it is unsound."""
-        if key in self._summaries:  # from the index, checked when it was read
-            return self._summaries[key]
-        return self._load_file(key)
-
-    def _load_file(self, key: str) -> dict | None:
-        """`load` from the summary's own file (also what stands in for an index row whose file can no longer be
-        read as it was marked: results_index._Rest)."""
+        row = self._rows.get(key)
+        if row is not None:  # from a table, checked when it was read
+            return row.summary
         path = self.root / f"{key}.json"
         try:
-            data = path.read_bytes()
-            summary = json.loads(data)
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                summary = results.decode(fh.read())
         except FileNotFoundError:
             problem = "file missing"
-        except (OSError, ValueError, RecursionError) as exc:
+        except OSError as exc:
             problem = f"unreadable ({type(exc).__name__})"
+        except (msgspec.DecodeError, RecursionError) as exc:
+            problem = f"is not a summary ({str(exc)[:120]})"
         else:
             problem = summary_problem(key, summary) or self._units_file_problem(key, summary)
         if problem is None:
-            self._remember(key, len(data), summary)
+            self._remember(key, st, summary)
             return summary
         self.discard(key, problem)
         return None
 
-    def _units_file_problem(self, key: str, summary: dict) -> str | None:
+    def _remember(self, key: str, st: os.stat_result, summary: Summary) -> None:
+        units = (self.root / f"{key}.npz").is_file()
+        with self._lock:
+            self._rows[key] = results.Row(key, st.st_size, st.st_mtime_ns, units, summary)
+            self._dirty.add(results.table_name(summary.track))
+            if self._by_sha is not None and key not in (keys := self._by_sha.setdefault(summary.sha256, [])):
+                keys.append(key)
+
+    def _units_file_problem(self, key: str, summary: Summary) -> str | None:
         wanted = expected_unit_keys(summary)
         if wanted and not (self.root / f"{key}.npz").is_file():
             return "its per-unit file is missing"
@@ -530,7 +534,7 @@ class ResultsCache:
         except _NPZ_ERRORS as exc:
             return None, f"unreadable ({type(exc).__name__})"
 
-    def units(self, key: str, summary: dict, unit_count: Callable[[str], int]) -> dict[str, np.ndarray] | None:
+    def units(self, key: str, summary: Summary, unit_count: Callable[[str], int]) -> dict[str, np.ndarray] | None:
         """Per-unit arrays checked against the summary and the gold (`unit_count(metric)` units each).
 
         None (discarded, logged once) when they are unsound.
@@ -545,13 +549,15 @@ class ResultsCache:
     def discard(self, key: str, problem: str) -> None:
         """Forget a bad entry: logged once, its files removed so it is rescored and rewritten."""
         self._report(f"{key}.json", problem)
-        self._forget(key)
-        for suffix in (".json", ".npz"):
-            (self.root / f"{key}{suffix}").unlink(missing_ok=True)
-        if self._index is not None:
-            keys = self._index.get(key.split(".", 1)[0], [])
-            if key in keys:
-                keys.remove(key)
+        with self._lock:
+            if self._rows.pop(key, None) is not None or key in self._listed:
+                self._dirty.add(results.table_name(_key_track(key)))
+            for suffix in (".json", ".npz"):
+                (self.root / f"{key}{suffix}").unlink(missing_ok=True)
+            if self._by_sha is not None:
+                keys = self._by_sha.get(key.split(".", 1)[0], [])
+                if key in keys:
+                    keys.remove(key)
 
     @staticmethod
     def record_path(sha256: str, judge: str) -> str:
@@ -576,14 +582,14 @@ class ResultsCache:
             return None
         return found
 
-    def _report(self, name: str, problem: str) -> None:
+    def _report(self, name: str, problem: str, then: str = "treated as missing and rescored") -> None:
         if name not in self._reported:
             self._reported.add(name)
-            log.warning("results cache: %s %s; treated as missing and rescored", name, problem)
+            log.warning("results cache: %s %s; %s", name, problem, then)
 
     def store(self, result: Result) -> str:
         s = result.summary
-        key = self.key(s["sha256"], s.get("track"), s.get("gold_sha256"), s.get("judge", NO_JUDGE))
+        key = self.key(s.sha256, s.track, s.gold_sha256, s.judge)
         if result.units:
             _atomic_write(self.root / f"{key}.npz", lambda fh: np.savez(fh, **{_escape(k): v for k, v in result.units.items()}))
         if result.record is not None:
@@ -591,18 +597,26 @@ class ResultsCache:
             (self.root / rel).parent.mkdir(exist_ok=True)
             record_bytes = result.record.to_bytes()
             _atomic_write(self.root / rel, lambda fh: fh.write(record_bytes))
-            with self._index_lock:
+            with self._lock:
                 self._written.add(rel)
-        data = json.dumps(s, ensure_ascii=False).encode()
-        _atomic_write(self.root / f"{key}.json", lambda fh: fh.write(data))
-        with self._index_lock:
+        data = results.encode(s)
+        path = self.root / f"{key}.json"
+        _atomic_write(path, lambda fh: fh.write(data))
+        with self._lock:
             self._written.update([f"{key}.json", f"{key}.npz"] if result.units else [f"{key}.json"])
         self._reported.discard(f"{key}.json")
-        self._forget(key)
-        self._remember(key, len(data), s)
-        if self._index is not None and key not in (keys := self._index.setdefault(s["sha256"], [])):
-            keys.append(key)
+        self._remember(key, path.stat(), s)
         return key
+
+
+# What stands for a summary neither its table nor its file can give back (it is rescored at the next start).
+UNREADABLE = "results cache: this result could not be read back; it is rescored at the next start"
+
+
+def _key_track(key: str) -> str | None:
+    """The track a results-cache key names (None: an invalid file of no known track)."""
+    parts = key.split(".")
+    return parts[1] if len(parts) >= 5 and parts[1] != "-" else None
 
 
 # What np.load raises on a truncated or otherwise broken .npz (zipfile and format errors).
@@ -614,44 +628,37 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
         return {_unescape(k): z[k] for k in z.files}
 
 
-def expected_unit_keys(summary: dict) -> set[str]:
+def expected_unit_keys(summary: Summary) -> set[str]:
     """The metrics a scored summary must have per-unit arrays for: those with a CI (the CI is computed from them)."""
-    track = TRACKS.get(summary.get("track") or "")
-    if summary.get("status") != "scored" or track is None:
+    track = TRACKS.get(summary.track or "")
+    if summary.status != "scored" or track is None:
         return set()
-    overall = summary.get("overall") or {}
-    return {m.key for m in track.metrics if m.has_ci and m.key in overall}
+    return {m.key for m in track.metrics if m.has_ci and m.key in summary.overall}
 
 
-_STR_OR_NONE = (str, type(None))  # a tuple: `str | None` would build a union object on every call
-
-
-def summary_problem(key: str, summary: Any) -> str | None:
-    """Why a stored summary cannot be served under `key` (None when it can)."""
-    if not isinstance(summary, dict):
-        return "is not a JSON object"
-    if summary.get("metric_version") != METRIC_VERSION:
-        return f"has metric version {str(summary.get('metric_version'))[:20]!r}, not {METRIC_VERSION!r}"
-    sha, track, gold, judge = (summary.get(k) for k in ("sha256", "track", "gold_sha256", "judge"))
-    if not all(isinstance(v, _STR_OR_NONE) for v in (sha, track, gold, judge)) or not sha:
+def head_problem(key: str, summary: Summary) -> str | None:
+    """Why a summary (its type already checked by decoding it) cannot be served under `key` (None when it can)."""
+    if summary.metric_version != METRIC_VERSION:
+        return f"has metric version {summary.metric_version[:20]!r}, not {METRIC_VERSION!r}"
+    if not summary.sha256:
         return "lacks its identity (sha256, track, gold, judge)"
-    if ResultsCache.key(sha, track, gold, judge or NO_JUDGE) != key:
+    if ResultsCache.key(summary.sha256, summary.track, summary.gold_sha256, summary.judge) != key:
         return "belongs to another key (its sha256, track, gold or judge differ from the file name)"
-    status = summary.get("status")
-    if status not in ("scored", "invalid"):
-        return f"has status {str(status)[:20]!r}"
-    if not isinstance(summary.get("system"), dict) or not isinstance(summary.get("errors"), list):
-        return "lacks system or errors"
-    if status == "scored" and not all(isinstance(summary.get(k), Mapping) for k in ("overall", "ci", "breakdowns")):
-        return "lacks overall, ci or breakdowns"
-    if status == "scored" and (t := TRACKS.get(track or "")) is not None and t.deviations:
-        official = summary.get("official")  # both protocols are stored together (score_checked)
-        if not isinstance(official, Mapping) or not all(isinstance(official.get(k), Mapping) for k in OFFICIAL_KEYS[:3]):
-            return "lacks the official protocol's overall, ci or breakdowns"
+    if summary.status not in ("scored", "invalid"):
+        return f"has status {summary.status[:20]!r}"
     return None
 
 
-def units_problem(summary: dict, units: dict[str, np.ndarray], unit_count: Callable[[str], int]) -> str | None:
+def summary_problem(key: str, summary: Summary) -> str | None:
+    """Why a summary read from its file cannot be served under `key` (None when it can)."""
+    problem = head_problem(key, summary)
+    if problem is None and summary.status == "scored" and (t := TRACKS.get(summary.track or "")) is not None:
+        if t.deviations and summary.official is None:  # both protocols are stored together (score_checked)
+            return "lacks the official protocol's overall, ci or breakdowns"
+    return problem
+
+
+def units_problem(summary: Summary, units: dict[str, np.ndarray], unit_count: Callable[[str], int]) -> str | None:
     """Why per-unit arrays do not fit their summary and the gold (None when they do)."""
     wanted = expected_unit_keys(summary)
     if set(units) != wanted:
@@ -697,7 +704,7 @@ class Scored:
 
     path: str
     key: str
-    summary: dict
+    summary: Summary
     cached: bool
 
 
@@ -767,9 +774,9 @@ class Rescorer:
         found = self.cache.get_first(sha256, self.gold_shas, judges)
         return (Scored("", found[0], found[1], True), judge is not None and found[2] == 0) if found else (None, False)
 
-    def units(self, key: str, summary: dict) -> dict[str, np.ndarray] | None:
+    def units(self, key: str, summary: Summary) -> dict[str, np.ndarray] | None:
         """Checked per-unit scores of a cached result; None when they are unsound (the result is then rescored)."""
-        track = TRACKS.get(summary.get("track") or "")
+        track = TRACKS.get(summary.track or "")
         if not key or track is None:
             return {}
         gold = track.load_gold(self.gold_sources.get(track.name))
@@ -868,5 +875,5 @@ class Rescorer:
         return [self.score_file(p, judge) for p in paths]
 
     @staticmethod
-    def _invalid(sha: str, errors: list[str]) -> dict:
+    def _invalid(sha: str, errors: list[str]) -> Summary:
         return score_checked(Checked(False, None, {}, errors, [], error_count=len(errors)), sha).summary

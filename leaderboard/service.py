@@ -196,7 +196,6 @@ class Board:
                 entry = Entry(
                     id=f.sha256[:12],
                     path=f.path,
-                    summary={},
                     user=pr.author,
                     submitted_at=pr.created_at,
                     metadata=f.metadata,
@@ -205,7 +204,7 @@ class Board:
                 )
                 scored = self.rescorer.cached(f.sha256) or self.rescorer.score_file(Path(f.local_path))
                 entry.summary, entry.key = scored.summary, scored.key
-                entry.status = scored.summary.get("status", "invalid")
+                entry.status = scored.summary.status
                 fresh[key] = entry
         with self._lock:
             changed = fresh.keys() != self._pending.keys() or any(fresh[k] is not self._pending[k] for k in fresh)
@@ -221,7 +220,7 @@ class Board:
             flag = snap.flags.get(f.path)
             with self._lock:
                 old = self._entries.get(f.path)
-            if old is not None and old.summary.get("sha256") == f.sha256:
+            if old is not None and old.summary.sha256 == f.sha256:
                 if old.flag != flag:
                     old.flag = flag
                     changed = True
@@ -229,7 +228,6 @@ class Board:
             entry = Entry(
                 id=f.sha256[:12],
                 path=f.path,
-                summary={},
                 user=f.user,
                 flag=flag,
                 submitted_at=_submitted(f),
@@ -248,7 +246,7 @@ class Board:
         if changed:
             self._mark_duplicates()
             self._bump()
-            self.rescorer.cache.write_index()
+            self.rescorer.cache.write_tables()
             if push:
                 self.results_sync.push()
 
@@ -267,16 +265,16 @@ class Board:
 
     @staticmethod
     def _track_of(e: Entry) -> str | None:
-        return e.summary.get("track") or e.metadata.get("track") or (e.path.split("/")[1:2] or [None])[0]
+        return e.summary.track or e.metadata.get("track") or (e.path.split("/")[1:2] or [None])[0]
 
     def _score(self, entry: Entry, local_path: str | Path, sha256: str) -> None:
         scored, judged = self.rescorer.cached_judged_or_not(sha256, self.judge)
         if scored is None:  # validated and scored once; judged at once from verdicts recorded (a pull brought them)
             scored = self.rescorer.score_file(local_path, judge=self.judge, live=False)
-            judged = self.judge is not None and scored.summary.get("judge", NO_JUDGE) != NO_JUDGE
+            judged = self.judge is not None and scored.summary.judge != NO_JUDGE
         entry.summary, entry.key = scored.summary, scored.key
-        entry.status = scored.summary.get("status", "invalid")
-        if self.judge is not None and not judged and entry.status == "scored" and _judgeable(entry):
+        entry.status = scored.summary.status
+        if self.judge is not None and not judged and entry.status == "scored" and _judgeable(entry, self.rescorer.cache):
             entry.judging = True
             self.judge_queue.put(entry.path)
 
@@ -288,9 +286,9 @@ class Board:
         return None if entry is None or file is None else (entry, file.local_path)
 
     def _judged(self) -> None:
-        """A submission judged (or its batch run paused): re-rendered, indexed, pushed."""
+        """A submission judged (or its batch run paused): re-rendered, its results table rewritten, pushed."""
         self._bump()
-        self.rescorer.cache.write_index()
+        self.rescorer.cache.write_tables()
         self.results_sync.push()
 
     def _bump(self) -> None:
@@ -298,16 +296,28 @@ class Board:
             self.version += 1
 
     # ---- reading -------------------------------------------------------------------------
-    def entries(self, track: str | None = None) -> list[Entry]:
+    def entries(self, track: str | None = None, parts: tuple[str, ...] = ("breakdowns",)) -> list[Entry]:
+        """The board's entries (a track's), their summaries whole but for the PARTS not in `parts` (results.py:
+        read from the results tables when first asked for)."""
+        for name in (track,) if track is not None else (*TRACKS, None):
+            self.rescorer.cache.complete(name, parts)
+        items = self._listing()
+        # one rule for "which track is this entry on", shared with duplicate marking
+        return items if track is None else [e for e in items if self._track_of(e) == track]
+
+    def _listing(self) -> list[Entry]:
         with self._lock:
             items = list(self._entries.values())
             merged = {e.sha256 for e in items}  # a merged pull request's file is on the board itself
             items += [e for e in self._pending.values() if e.sha256 not in merged]
-        # one rule for "which track is this entry on", shared with duplicate marking
-        return items if track is None else [e for e in items if self._track_of(e) == track]
+        return items
 
     def entry(self, entry_id: str) -> Entry | None:
-        return next((e for e in self.entries() if e.id == entry_id), None)
+        """One entry, its summary whole (what its detail and a comparison read)."""
+        found = next((e for e in self._listing() if e.id == entry_id), None)
+        if found is not None:
+            self.rescorer.cache.complete(self._track_of(found))
+        return found
 
     def table(
         self, track: str, include_hidden: bool = False, rank_by: str | None = None, slice_: tuple[str, str] | None = None
@@ -348,7 +358,7 @@ class Board:
                 self._records.move_to_end(key)
                 return self._records[key]
         env = parse_envelope(read_file(file.local_path), file.local_path.name)
-        track = TRACKS[entry.summary["track"]]
+        track = TRACKS[entry.summary.track]
         records = {u: r for r in env.records if isinstance(r, dict) and (u := track.unit_of(r)) is not None}
         with self._lock:
             self._records[key] = records
@@ -360,9 +370,9 @@ class Board:
         a, b = self.entry(a_id), self.entry(b_id)
         if a is None or b is None:
             raise KeyError("unknown system")
-        if a.summary.get("track") != b.summary.get("track"):
+        if a.summary.track != b.summary.track:
             raise ValueError("the two systems are on different tracks")
-        track = TRACKS[a.summary["track"]]
+        track = TRACKS[a.summary.track]
         units_a, units_b = self.units(a), self.units(b)
         waiting = [e.name for e in (a, b) if self.rescoring(e)]
         if waiting:
@@ -494,9 +504,12 @@ def _unit_info(track, gold) -> dict[str, dict]:
     return _UNIT_INFO[key]
 
 
-def _judgeable(entry: Entry) -> bool:
-    track = TRACKS.get(entry.summary.get("track") or "")
-    return track is not None and track.wants_judge(entry.summary)
+def _judgeable(entry: Entry, cache) -> bool:
+    track = TRACKS.get(entry.summary.track or "")
+    if track is None or not track.judged_metrics:
+        return False
+    cache.complete(track.name, ())  # what the track asks of a summary to judge it (its head)
+    return track.wants_judge(entry.summary)
 
 
 def _submitted(f) -> str | None:

@@ -40,13 +40,16 @@ def first_appearance_codes(labels) -> np.ndarray:
 
 
 @dataclass
-class Summary:
+class Summarised:
+    """Per-unit scores summarised along one unit index: what a track's scorer builds its Scores from (a stored
+    result is results.Summary)."""
+
     overall: dict[str, float | None] = field(default_factory=dict)
     ci: dict[str, list[float]] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, dict[str, float | None]]] = field(default_factory=dict)
     units: dict[str, np.ndarray] = field(default_factory=dict)
 
-    def merge(self, other: Summary) -> Summary:
+    def merge(self, other: Summarised) -> Summarised:
         """Another unit index's summary folded in (futurepedia: one index per task); breakdown cells merge per value."""
         self.overall.update(other.overall)
         self.ci.update(other.ci)
@@ -66,7 +69,7 @@ def summarise(
     scope: np.ndarray | None = None,
     axes: Mapping[str, tuple[np.ndarray, list[str]]] | None = None,
     with_ci: bool = True,
-) -> Summary:
+) -> Summarised:
     """Overall value, CI, breakdowns and per-unit array of every metric in `values`.
 
     values[key]: one score per unit of `index` (0 where unanswered, NaN where not scored: left out).
@@ -85,7 +88,7 @@ def summarise(
     n = len(index.ids)
     scope = np.ones(n, dtype=bool) if scope is None else np.asarray(scope, dtype=bool)
     strata, clusters = index.codes
-    out = Summary()
+    out = Summarised()
     groups: dict[bytes, tuple[np.ndarray, list[str]]] = {}
     for key, v in values.items():
         ok = scope & ~np.isnan(v)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from leaderboard.admission import Admission, name_key
 from leaderboard.ranking import Entry
+from leaderboard.results import Summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,7 +19,7 @@ def entry(i: int, user: str, name: str, fingerprint: str = "", at: str | None = 
     return Entry(
         id=f"id{i}",
         path=f"submissions/vdr/{user}/{i}.json",
-        summary={"fingerprint": fingerprint, "system": {"name": name}} if fingerprint else {"system": {"name": name}},
+        summary=Summary(fingerprint=fingerprint or None, system={"name": name}, status="scored"),
         user=user,
         submitted_at=at,
         metadata={"system": {"name": name}},

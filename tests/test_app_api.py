@@ -144,7 +144,7 @@ def test_table_slice_shows_the_slice_scores(client, app):
     assert out["label"] == "UniDoc-Bench: ranked by Recall@10, scores on Domain: finance"
     entries = {e.name: e for e in app.board.entries("unidoc")}
     for name, cell in zip(df["System"], df["Recall@10"]):
-        expected = entries[name].summary["breakdowns"]["domain"]["finance"]["recall@10"]
+        expected = entries[name].summary.breakdowns["domain"]["finance"]["recall@10"]
         assert number(cell) == pytest.approx(expected, abs=5e-4)
         assert "<sub>" not in cell  # slices carry no CI
     recall = [number(c) for c in df["Recall@10"]]
@@ -169,7 +169,7 @@ def test_table_futurepedia_filters_slice_and_var(client, app):
     assert out["label"].endswith("scores on Query language: ja")
     entries = {e.name: e for e in app.board.entries("futurepedia")}
     for name, cell in zip(df_ja["System"], df_ja["Monolingual"]):
-        assert number(cell) == pytest.approx(entries[name].summary["breakdowns"]["language"]["ja"]["monolingual"], abs=5e-4)
+        assert number(cell) == pytest.approx(entries[name].summary.breakdowns["language"]["ja"]["monolingual"], abs=5e-4)
 
     # a filter on the first declared field keeps only matching systems
     key = fields[0].key
@@ -194,7 +194,7 @@ def test_table_vdr_filters_and_rank_by(client, app):
 
     df, _ = table(client, "vdr", "nDCG@5", "Dataset family: ViDoRe-V2", "", [], [], cols, False)
     # the family slice lists the runs that cover the whole family: not the demo run on ViDoRe-V1 only
-    covering = {e.name for e in app.board.entries("vdr") if "ViDoRe-V2" in e.summary["breakdowns"].get("family", {})}
+    covering = {e.name for e in app.board.entries("vdr") if "ViDoRe-V2" in e.summary.breakdowns.get("family", {})}
     assert set(df["System"]) == covering and 0 < len(covering) < len(app.board.entries("vdr"))
 
 
@@ -211,7 +211,7 @@ def test_export_csv_has_the_rows_of_the_view(client, app):
     )
     entries = {e.id: e for e in app.board.entries("unidoc")}
     for _, row in csv.iterrows():  # full precision, not the display rounding
-        assert row["recall@10"] == pytest.approx(entries[row["id"]].summary["overall"]["recall@10"])
+        assert row["recall@10"] == pytest.approx(entries[row["id"]].summary.overall["recall@10"])
 
     path = client.predict("nDCG@5", "All", "", [], [], [], False, api_name="/export_csv_vdr")
     csv = pd.read_csv(path)
@@ -247,8 +247,8 @@ def test_compare_two_systems(client, app):
 def test_compare_partial_coverage_uses_shared_units(client, app):
     ids = ids_by_name(app, "unidoc")
     partial = next(e for e in app.board.entries("unidoc") if "partial" in e.name)
-    answered = partial.summary["extra"]["answered"]
-    assert answered < partial.summary["n"]
+    answered = partial.summary.extra["answered"]
+    assert answered < partial.summary.n
     summary, metrics, *_ = client.predict("unidoc", partial.id, ids["BM25 + Llama-3.1-8B (baseline)"], api_name="/compare")
     assert f"over the {answered} units both answered" in summary
     m = frame(metrics)
@@ -287,7 +287,7 @@ def test_detail_view(client, app):
     bd = frame(breakdown)
     assert set(bd["Breakdown"]) == {"Domain", "Question type", "Answer type"} and len(bd) == 8 + 4 + 4
     finance = bd[(bd["Breakdown"] == "Domain") & (bd["Value"] == "finance")].iloc[0]
-    assert float(finance["Recall@10"]) == pytest.approx(e.summary["breakdowns"]["domain"]["finance"]["recall@10"], abs=5e-4)
+    assert float(finance["Recall@10"]) == pytest.approx(e.summary.breakdowns["domain"]["finance"]["recall@10"], abs=5e-4)
     u = frame(units)
     assert len(u) == 96 and {"Unit", "Recall@10", "Completeness", "domain", "question"} <= set(u.columns)
     choices = [c[1] if isinstance(c, (list, tuple)) else c for c in category["choices"]]
@@ -307,7 +307,7 @@ def test_record_endpoint(client, app):
     assert rec["id"] == "finance-0003" and "answer" in rec and rec["retrieved"]
     assert "no prediction" in client.predict(e.id, "finance-9999", api_name="/record")
     partial = next(x for x in app.board.entries("unidoc") if "partial" in x.name)
-    v = next(x for x in app.board.entries("vdr") if x.summary.get("extra", {}).get("datasets"))
+    v = next(x for x in app.board.entries("vdr") if x.summary.extra.get("datasets"))
     vunit = next(iter(app.board.records(v)))
     vrec = json.loads(client.predict(v.id, vunit, api_name="/record"))
     assert vrec and isinstance(vrec, dict)

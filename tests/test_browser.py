@@ -60,7 +60,7 @@ def app(tmp_path_factory):
     place_submission(data_dir, "unidoc", "mallory", hostile)
     with running_app(data_dir) as running:
         xss = next(e for e in running.board.entries("unidoc") if e.name == XSS_NAME)
-        assert xss.status == "scored", xss.summary.get("errors")
+        assert xss.status == "scored", xss.summary.errors
         yield running
 
 
@@ -187,7 +187,7 @@ def test_board_loads_with_rows_and_a_chart_and_sorts(app, page_factory):
         e.name
         for e in sorted(
             (e for e in app.board.entries("unidoc") if e.status == "scored"),
-            key=lambda e: (-e.summary["overall"]["recall@10"], e.name),
+            key=lambda e: (-e.summary.overall["recall@10"], e.name),
         )
     ]
     assert names == expected and len(names) == 8
@@ -312,8 +312,8 @@ def test_compare_tab_and_its_permalink(app, page_factory):
     page.wait_for_function(f"location.search.includes('track=vdr') && location.search.includes('a={vdr[0][1]}')")
     assert page.input_value("#compare-b input") == vdr[1][0]
     # then a B with partial coverage (4 of the 8 datasets): compared on the shared queries, and it says how many
-    partial = next(e for e in app.board.entries("vdr") if e.summary["overall"]["coverage"] < 1)
-    shared = partial.summary["n"] - partial.summary["missing"]  # A, the best run, answered every query
+    partial = next(e for e in app.board.entries("vdr") if e.summary.overall["coverage"] < 1)
+    shared = partial.summary.n - partial.summary.missing  # A, the best run, answered every query
     pick(page, "compare-b", next(label for label, i in vdr if i == partial.id))
     page.wait_for_function(f"location.search.includes('b={partial.id}')")
     page.wait_for_function(f"document.querySelector('#compare-summary').innerText.includes({partial.name!r})")

@@ -72,11 +72,11 @@ def test_a_run_round_trips_to_the_pytrec_eval_score(tmp_path, fmt):
     system = {"name": "converted", "model": "m", "method": "none", **storage(datasets)}
     data = convert.convert("vdr", files, system)
     summary = score_bytes(data, "converted.jsonl", {}).summary
-    assert summary["status"] == "scored"
+    assert summary.status == "scored"
     for ds in datasets:
-        assert summary["breakdowns"]["dataset"][ds]["ndcg@5"] == pytest.approx(expected_ndcg(gold[ds], runs[ds]), abs=1e-9)
+        assert summary.breakdowns["dataset"][ds]["ndcg@5"] == pytest.approx(expected_ndcg(gold[ds], runs[ds]), abs=1e-9)
     every = [expected_ndcg(gold[ds], runs[ds]) for ds in datasets]
-    assert summary["overall"]["ndcg@5"] == pytest.approx(np.mean(every), abs=1e-9)
+    assert summary.overall["ndcg@5"] == pytest.approx(np.mean(every), abs=1e-9)
 
 
 def test_the_cli_writes_a_checked_submission_with_datasets_named_by_flag(tmp_path, capsys):
@@ -167,9 +167,9 @@ def test_a_unidoc_jsonl_with_context_file_names_scores_as_the_original(tmp_path)
     data = convert.convert("unidoc", [run], original["system"])
     converted = score_bytes(data, "c.jsonl", {}).summary
     expected = score_bytes(json.dumps(original).encode(), "o.json", {}).summary
-    assert converted["status"] == expected["status"] == "scored"
+    assert converted.status == expected.status == "scored"
     for key in ("precision@10", "recall@10"):
-        assert converted["overall"][key] == pytest.approx(expected["overall"][key])
+        assert converted.overall[key] == pytest.approx(expected.overall[key])
 
 
 def test_a_bad_unidoc_line_is_named(tmp_path):

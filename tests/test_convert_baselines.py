@@ -131,11 +131,11 @@ def test_an_oracle_of_the_gold_evidence_in_the_baselines_shapes_scores_recall_1(
     checked = check(data, "converted.jsonl", {"unidoc": gold_dir})
     assert checked.ok, checked.errors[:5]
     summary = score_bytes(data, "converted.jsonl", {"unidoc": gold_dir}).summary
-    assert summary["status"] == "scored" and summary["missing"] == len(gold.questions) - len(recall)
-    assert summary["overall"]["recall@10"] == pytest.approx(expected_means(gold, recall))
-    if summary["missing"] == 0:  # the real gold: every question named, every gold page covered
-        assert summary["overall"]["recall@10"] == pytest.approx(1.0)
-    assert summary["overall"]["precision@10"] == pytest.approx(expected_means(gold, precision))
+    assert summary.status == "scored" and summary.missing == len(gold.questions) - len(recall)
+    assert summary.overall["recall@10"] == pytest.approx(expected_means(gold, recall))
+    if summary.missing == 0:  # the real gold: every question named, every gold page covered
+        assert summary.overall["recall@10"] == pytest.approx(1.0)
+    assert summary.overall["precision@10"] == pytest.approx(expected_means(gold, precision))
     records = [json.loads(line) for line in data.splitlines()[1:]]
     assert all(r["answer"] == "an answer" and r["question"] for r in records)
     assert all(
@@ -174,8 +174,8 @@ def test_two_chunks_of_one_page_count_twice_and_a_repeated_path_once(tmp_path, u
     assert checked.ok and any("repeated candidate" in w for w in checked.warnings)
     summary = score_bytes(data, "c.jsonl", {"unidoc": gold_dir}).summary
     precision = {q: 0.2 for q in recall}  # two distinct chunks hit, the copy misses
-    assert summary["overall"]["precision@10"] == pytest.approx(expected_means(gold, precision))
-    assert summary["overall"]["recall@10"] == pytest.approx(expected_means(gold, recall))
+    assert summary.overall["precision@10"] == pytest.approx(expected_means(gold, precision))
+    assert summary.overall["recall@10"] == pytest.approx(expected_means(gold, recall))
 
 
 def copy_gold_with_a_twin(tmp_path) -> Path:
@@ -371,9 +371,9 @@ def test_nale_prediction_files_score_like_the_board_submission(tmp_path, futurep
     expected = json.dumps({"track": "futurepedia", "system": {"name": "nale run"}, "predictions": board}).encode()
     got = score_bytes(data, "c.jsonl", {"futurepedia": gold_dir}).summary
     want = score_bytes(expected, "b.json", {"futurepedia": gold_dir}).summary
-    assert got["status"] == want["status"] == "scored"
-    assert got["overall"] == want["overall"] and got["breakdowns"] == want["breakdowns"]
-    assert {"monolingual", "crosslingual_strict", "selection_entropy"} <= set(got["overall"])
+    assert got.status == want.status == "scored"
+    assert got.overall == want.overall and got.breakdowns == want.breakdowns
+    assert {"monolingual", "crosslingual_strict", "selection_entropy"} <= set(got.overall)
 
 
 def test_nale_files_without_a_readable_name_need_language_and_task(tmp_path, futurepedia):

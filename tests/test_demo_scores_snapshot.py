@@ -34,7 +34,7 @@ def current_scores(path: Path, judge_dir: Path) -> dict:
     data = path.read_bytes()
     plain = score_bytes(data, path.name).summary
     judged = score_bytes(data, path.name, judge=make_judge("lexical", cache_dir=judge_dir)).summary
-    return {"plain": {k: plain.get(k) for k in FIELDS}, "lexical": {k: judged.get(k) for k in FIELDS}}
+    return {"plain": {k: getattr(plain, k) for k in FIELDS}, "lexical": {k: getattr(judged, k) for k in FIELDS}}
 
 
 def assert_close(got, want, where: str) -> None:

@@ -28,7 +28,7 @@ def both(data: bytes, name: str, monkeypatch):
 
 def scores(checked):
     s = scoring.score_checked(checked, "x").summary
-    return {k: s[k] for k in ("n", "missing", "overall", "ci", "breakdowns")}
+    return {k: getattr(s, k) for k in ("n", "missing", "overall", "ci", "breakdowns")}
 
 
 @pytest.mark.parametrize("path", [p for p in DEMO if ".meta" not in p.name], ids=lambda p: p.name)

@@ -35,7 +35,7 @@ def fingerprint(data: bytes, name: str, monkeypatch=None, generic: bool = False)
     else:
         checked = scoring.check(data, name)
     assert checked.ok, checked.errors[:3]
-    assert checked.fingerprint == scoring.score_checked(checked, "x").summary["fingerprint"]
+    assert checked.fingerprint == scoring.score_checked(checked, "x").summary.fingerprint
     return checked.fingerprint
 
 
@@ -92,4 +92,4 @@ def test_fingerprints_differ_across_tracks_and_invalid_files_have_none():
     header, records = demo("vdr")
     bad = scoring.check(jsonl(header, [*records, {"dataset": "nope"}]), "a.jsonl")
     assert not bad.ok and bad.fingerprint is None
-    assert "fingerprint" not in scoring.score_checked(bad, "x").summary
+    assert scoring.score_checked(bad, "x").summary.fingerprint is None

@@ -42,7 +42,7 @@ def local_board(data_dir: Path, judge: str = "none") -> Board:
 
 def snapshot_of(board: Board) -> dict[str, tuple]:
     """What the board shows per system: status, name and headline numbers."""
-    return {e.id: (e.status, e.name, json.dumps(e.summary.get("overall"), sort_keys=True)) for e in board.entries()}
+    return {e.id: (e.status, e.name, json.dumps(e.summary.overall, sort_keys=True)) for e in board.entries()}
 
 
 def pick(board: Board, track: str, n: int = 0):
@@ -56,9 +56,8 @@ def truncate(path: Path) -> None:
 def truncated_copy(path: Path) -> None:
     """`path` replaced by a truncated copy of itself, renamed over it as every writer of the results folder writes.
 
-    A restart serves a results index it has already checked row by row without a stat per summary
-    (results_index.py, "marks"): it notices files added, removed or renamed over, not a file cut in place,
-    which no writer does.
+    A restart serves a results table's row while the summary's file has the size and modification time the
+    row took (scoring.ResultsCache): a file renamed over it is noticed.
     """
     tmp = path.with_name(f".tmp-truncated-{path.name}")
     tmp.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
@@ -72,7 +71,7 @@ def warnings_about(caplog, text: str) -> list[str]:
 def assert_detail_and_compare_work(board: Board, e, other) -> None:
     units = board.units(e)
     assert units and all(
-        len(v) == len(scoring.TRACKS[e.summary["track"]].units(board.gold(e.summary["track"]), k).ids) for k, v in units.items()
+        len(v) == len(scoring.TRACKS[e.summary.track].units(board.gold(e.summary.track), k).ids) for k, v in units.items()
     )
     html, _, unit_rows = views.detail(board, e.id)
     assert e.name in html and len(unit_rows) > 0
@@ -91,7 +90,7 @@ def test_a_truncated_results_json_is_rescored_on_restart_and_every_row_comes_bac
     caplog.set_level(logging.WARNING)
     restarted = local_board(tmp_path)
     assert snapshot_of(restarted) == before  # all rows back, same numbers
-    assert json.loads(summary_file.read_text())["sha256"] == victim.summary["sha256"]  # rewritten
+    assert json.loads(summary_file.read_text())["sha256"] == victim.summary.sha256  # rewritten
     assert len(warnings_about(caplog, victim.key)) == 1
     restarted.refresh()
     assert len(warnings_about(caplog, victim.key)) == 1  # logged once, not per pull
@@ -107,7 +106,7 @@ def test_a_results_json_holding_another_submissions_content_is_treated_as_missin
     caplog.set_level(logging.WARNING)
     restarted = local_board(tmp_path)
     assert snapshot_of(restarted) == before
-    assert restarted.entry(b.id).summary["sha256"] == b.summary["sha256"]
+    assert restarted.entry(b.id).summary.sha256 == b.summary.sha256
     assert any("belongs to another key" in m for m in warnings_about(caplog, b.key))
 
 
@@ -168,7 +167,7 @@ def test_a_scorer_exception_on_one_file_leaves_the_others_on_the_board(tmp_path,
     assert len(entries) == DEMO_SYSTEMS
     broken = [e for e in entries if e.path.endswith(victim_name)]
     assert len(broken) == 1 and broken[0].status == "invalid"
-    message = broken[0].summary["errors"][0]
+    message = broken[0].summary.errors[0]
     assert "internal error while scoring" in message and f"log ref {broken[0].id}" in message
     assert "RuntimeError" not in message and str(tmp_path) not in message  # no class name, no server path
     assert all(e.status == "scored" for e in entries if e is not broken[0])
@@ -324,7 +323,7 @@ def test_a_submission_file_damaged_in_the_download_cache_is_fetched_again(hub_se
     assert hub.downloads() == [victim.path]  # only the damaged file
     assert snapshot_of(restarted) == before
     file = restarted.refresher.snapshot.by_path()[victim.path]
-    assert scoring.content_hash(file.local_path.read_bytes()) == victim.summary["sha256"]
+    assert scoring.content_hash(file.local_path.read_bytes()) == victim.summary.sha256
     assert restarted.records(restarted.entry(victim.id))  # raw records for detail and compare
 
 
@@ -352,13 +351,13 @@ def test_bad_results_in_the_results_repo_never_reach_a_fresh_board_and_its_push_
     hub.reset_counts()
     fresh = board(tmp_path / "fresh")  # a new Space: RESULTS_REPO gives it no numbers, it rescores
     assert snapshot_of(fresh) == before
-    assert sorted(rescored) == sorted(e.summary["sha256"] for e in (a, b, c))  # each once
+    assert sorted(rescored) == sorted(e.summary.sha256 for e in (a, b, c))  # each once
     assert not [p for p in hub.downloads() if p.startswith("results/")]  # summaries and per-unit scores: never fetched
     assert_detail_and_compare_work(fresh, fresh.entry(b.id), fresh.entry(a.id))
     repaired = hub.files("org/results")  # the fresh board's push replaced the bad files with its own
     for name in (f"{a.key}.json", f"{b.key}.npz", f"{c.key}.json"):
         assert repaired[f"results/{name}"] == (tmp_path / "fresh" / "results" / name).read_bytes()
-    assert json.loads(repaired[f"results/{c.key}.json"])["sha256"] == c.summary["sha256"]
+    assert json.loads(repaired[f"results/{c.key}.json"])["sha256"] == c.summary.sha256
 
 
 # ---- flags.json ---------------------------------------------------------------------------------------------------

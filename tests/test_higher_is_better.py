@@ -6,6 +6,7 @@ import numpy as np
 
 from leaderboard.compare import compare_metric
 from leaderboard.ranking import Entry, rank_upper_bound, table
+from leaderboard.results import Summary
 from leaderboard.summarise import UnitIndex
 from leaderboard.tracks.base import Metric, SystemField, Track
 from leaderboard.ui import figures
@@ -52,13 +53,13 @@ TOY = ToyTrack()
 
 
 def entry(name: str, latency: float, low: float, high: float, accuracy: float) -> Entry:
-    summary = {
-        "track": "toy",
-        "status": "scored",
-        "system": {"name": name},
-        "overall": {"latency": latency, "accuracy": accuracy},
-        "ci": {"latency": [low, high], "accuracy": [accuracy - 0.01, accuracy + 0.01]},
-    }
+    summary = Summary(
+        track="toy",
+        status="scored",
+        system={"name": name},
+        overall={"latency": latency, "accuracy": accuracy},
+        ci={"latency": [low, high], "accuracy": [accuracy - 0.01, accuracy + 0.01]},
+    )
     return Entry(id=name, path=f"{name}.json", summary=summary, status="scored", sha256=name)
 
 

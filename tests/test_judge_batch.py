@@ -92,10 +92,10 @@ def test_a_board_judged_in_batch_mode_gets_the_live_verdicts_and_scores(fake, tm
         assert isinstance(judge, BatchJudge) and judge.name == live_judge.name == "openai:fake-judge"
         batch = score_bytes(data, sub.name, None, judge).summary
         assert fake.calls == 0  # not one live chat call in batch mode
-        assert batch["judge"] == live["judge"]
+        assert batch.judge == live.judge
         for key in ("overall", "ci", "breakdowns", "n", "missing"):
-            assert batch[key] == live[key], key
-        led_live, led_batch = live["judge_ledger"], batch["judge_ledger"]
+            assert getattr(batch, key) == getattr(live, key), key
+        led_live, led_batch = live.judge_ledger, batch.judge_ledger
         for key in ("items", "judged", "failures", "calls", "prompt_tokens", "completion_tokens", "gold_calls"):
             assert led_batch[key] == led_live[key], key  # same requests, so the same bill
         assert led_batch["batch_lines"] == led_live["calls"] + led_live["gold_calls"] == live_calls
@@ -117,7 +117,7 @@ def test_a_board_judged_in_batch_mode_gets_the_live_verdicts_and_scores(fake, tm
     lines_before, batches_before = len(fake.batch_bodies), len(fake.batches)
     again = score_bytes(SUBMISSIONS[0].read_bytes(), SUBMISSIONS[0].name, None, judge_for(fake, tmp_path / "batch")).summary
     assert len(fake.batches) == batches_before and len(fake.batch_bodies) == lines_before and fake.calls == 0
-    assert again["judge_ledger"]["batch_lines"] == 0 and again["judge_ledger"]["cache_hits"] == again["judge_ledger"]["items"]
+    assert again.judge_ledger["batch_lines"] == 0 and again.judge_ledger["cache_hits"] == again.judge_ledger["items"]
     assert not list((tmp_path / "batch").rglob("batches/*.json"))  # no run state left behind
 
 
@@ -500,9 +500,9 @@ def test_the_app_judges_a_board_in_batch_mode_and_shows_the_batch(fake, tmp_path
     assert not worker.is_alive() and fake.calls == 0 and "judging: batch" not in status_html(board)
     live = {e.id: e.summary for e in live_board.entries("unidoc")}
     for e in waiting:  # every system with answers: judged, with the live board's scores
-        assert not e.judging and e.summary["judge"] == live[e.id]["judge"] == "openai:fake-judge"
-        assert e.summary["overall"] == live[e.id]["overall"] and e.summary["ci"] == live[e.id]["ci"]
-        assert "completeness" in e.summary["overall"]
+        assert not e.judging and e.summary.judge == live[e.id].judge == "openai:fake-judge"
+        assert e.summary.overall == live[e.id].overall and e.summary.ci == live[e.id].ci
+        assert "completeness" in e.summary.overall
 
 
 def test_a_round_over_the_batch_limits_goes_out_in_several_batches(fake, tmp_path, monkeypatch):
@@ -602,17 +602,17 @@ def test_a_whole_board_is_judged_in_one_batch_per_round_with_the_live_scores(fak
     live = {e.id: e.summary for e in live_board.entries("unidoc")}
     for e in waiting:
         s, lv = e.summary, live[e.id]
-        assert not e.judging and s["judge"] == lv["judge"] == "openai:fake-judge"
+        assert not e.judging and s.judge == lv.judge == "openai:fake-judge"
         for key in ("overall", "ci", "breakdowns", "n", "missing"):
-            assert s[key] == lv[key], (e.name, key)
+            assert getattr(s, key) == getattr(lv, key), (e.name, key)
         # its own share: the bill live mode gave this submission, judging the board in the same order
-        assert {k: s["judge_ledger"][k] for k in LEDGER_SHARE} == {k: lv["judge_ledger"][k] for k in LEDGER_SHARE}
-        assert s["judge_ledger"]["batch_ids"] == list(fake.batches)
+        assert {k: s.judge_ledger[k] for k in LEDGER_SHARE} == {k: lv.judge_ledger[k] for k in LEDGER_SHARE}
+        assert s.judge_ledger["batch_ids"] == list(fake.batches)
         html = detail(board, e.id)[0]
-        shown = f"batch mode: {s['judge_ledger']['batch_lines']} lines in 3 batches (batch_fake1, batch_fake2, batch_fake3)"
+        shown = f"batch mode: {s.judge_ledger['batch_lines']} lines in 3 batches (batch_fake1, batch_fake2, batch_fake3)"
         assert shown in html and "0 failed lines, 0 unreturned" in html
         assert "batch mode" not in detail(live_board, e.id)[0]  # a live ledger has no batch fields
-    assert sum(e.summary["judge_ledger"]["batch_lines"] for e in waiting) == live_calls
+    assert sum(e.summary.judge_ledger["batch_lines"] for e in waiting) == live_calls
     # a second run (a restart): every verdict cached, nothing queued, not one line
     again = judged_board(tmp_path / "batch", fake, monkeypatch, "batch")
     assert not [e for e in again.entries("unidoc") if e.judging]
@@ -641,7 +641,7 @@ def test_a_restart_mid_run_polls_the_same_batch_whatever_else_is_queued(fake, tm
     fake.hold = {"batch_fake2"}  # the gold round completes, the check round runs on
     board.judge.max_wait_seconds = 0.3
     run_worker(board)  # the wait ends: the run is left on disk, its submissions queued again after a poll interval
-    assert len(fake.batches) == 2 and all(e.summary["judge"] == "none" for e in board.entries("unidoc") if e.id in waiting)
+    assert len(fake.batches) == 2 and all(e.summary.judge == "none" for e in board.entries("unidoc") if e.id in waiting)
     assert all(e.judging for e in board.entries("unidoc") if e.id in waiting)
     deadline = time.monotonic() + 10
     while board.judge_queue.waiting() < len(waiting) and time.monotonic() < deadline:
@@ -670,11 +670,11 @@ def test_a_restart_mid_run_polls_the_same_batch_whatever_else_is_queued(fake, tm
         assert len(fake.batch_bodies) == live_server.calls  # across the restart, every line paid once
     live = {e.id: e.summary for e in live_board.entries("unidoc")}
     for e in queued:
-        assert not e.judging and e.summary["overall"] == live[e.id]["overall"], e.name
+        assert not e.judging and e.summary.overall == live[e.id].overall, e.name
     late = next(e for e in queued if e.name == "Late system")
-    assert {"batch_fake4", "batch_fake5"} <= set(late.summary["judge_ledger"]["batch_ids"])
+    assert {"batch_fake4", "batch_fake5"} <= set(late.summary.judge_ledger["batch_ids"])
     # the shares add up to the lines sent, those before the restart included
-    assert sum(e.summary["judge_ledger"]["batch_lines"] for e in queued) == len(fake.batch_bodies)
+    assert sum(e.summary.judge_ledger["batch_lines"] for e in queued) == len(fake.batch_bodies)
 
 
 def test_a_board_run_is_bounded_by_max_items(fake, tmp_path, monkeypatch):
@@ -685,7 +685,7 @@ def test_a_board_run_is_bounded_by_max_items(fake, tmp_path, monkeypatch):
     assert sum(not e.judging for e in waiting) == 1
     while board.judge_queue.waiting():
         run_worker(board)
-    runs = {tuple(e.summary["judge_ledger"]["batch_ids"]) for e in waiting}
+    runs = {tuple(e.summary.judge_ledger["batch_ids"]) for e in waiting}
     assert len(runs) == len(waiting) and all(not e.judging for e in waiting)
     assert len(fake.batches) == 3 + 2 * (len(waiting) - 1)  # gold facts once, then call 1 and call 2 per run
 

@@ -132,7 +132,7 @@ def test_every_path_uses_the_bounded_reader(tmp_path):
     direct = check(data, path.name)
     assert not direct.ok and "JSON values" in direct.errors[0]
     pulled = Rescorer(tmp_path / "cache").score_file(path)
-    assert pulled.summary["status"] == "invalid" and pulled.summary["errors"] == direct.errors
+    assert pulled.summary.status == "invalid" and pulled.summary.errors == direct.errors
     with pytest.raises(SubmissionError, match="JSON values"):
         parse_envelope(data, path.name, limits_of=lambda track: LIMITS["vdr"])
     # the submit form's fields are merged without decoding the predictions
@@ -248,7 +248,7 @@ def test_the_list_stops_at_200_and_tells_the_true_total():
     checked = check(data, "s.json")
     assert len(checked.errors) == 201 and checked.errors[-1] == f"... and {count - 200:,} more"
     assert checked.error_count == count
-    assert score_checked(checked, "x").summary["error_count"] == count
+    assert score_checked(checked, "x").summary.error_count == count
 
 
 def test_the_total_counts_problems_not_lines():

@@ -25,9 +25,9 @@ def test_demo_submissions_all_score(tmp_path):
     files = demo_files()
     assert len(files) >= 15
     results = Rescorer(tmp_path).score_many(files)
-    bad = [(r.path, r.summary["errors"][:3]) for r in results if r.summary["status"] != "scored"]
+    bad = [(r.path, r.summary.errors[:3]) for r in results if r.summary.status != "scored"]
     assert not bad
-    assert {r.summary["track"] for r in results} == set(TRACKS)
+    assert {r.summary.track for r in results} == set(TRACKS)
 
 
 def test_one_bad_file_never_stops_the_others(tmp_path):
@@ -36,9 +36,9 @@ def test_one_bad_file_never_stops_the_others(tmp_path):
     broken.write_text('{"track": "unidoc", "system": {"name": "x", "paradigm": "text"}}\n{"id": ')
     missing = tmp_path / "gone.jsonl"
     results = Rescorer(tmp_path / "cache").score_many([files[0], broken, missing, files[1], files[2]])
-    assert [r.summary["status"] for r in results] == ["scored", "invalid", "invalid", "scored", "scored"]
-    assert "invalid JSON" in results[1].summary["errors"][0]
-    assert "cannot read" in results[2].summary["errors"][0]
+    assert [r.summary.status for r in results] == ["scored", "invalid", "invalid", "scored", "scored"]
+    assert "invalid JSON" in results[1].summary.errors[0]
+    assert "cannot read" in results[2].summary.errors[0]
 
 
 def test_unchanged_submissions_are_never_rescored(tmp_path, monkeypatch):
@@ -72,7 +72,7 @@ def test_per_unit_scores_round_trip_through_the_cache(tmp_path):
     # the per-dataset means of the units that were answered reproduce the breakdown
     # wherever the submission answered every query of the dataset
     idx = TRACKS["vdr"].units(gold, "ndcg@5")
-    for ds, cell in scored.summary["breakdowns"]["dataset"].items():
+    for ds, cell in scored.summary.breakdowns["dataset"].items():
         vals = np.array([u for u, s in zip(units["ndcg@5"], idx.strata) if s == ds])
         if not np.isnan(vals).any():
             assert cell["ndcg@5"] == np.mean(vals)
@@ -101,9 +101,9 @@ def test_a_scorer_bug_is_reported_by_log_reference_only(tmp_path, monkeypatch, c
     for t in TRACKS.values():
         monkeypatch.setattr(type(t), "score", explode)
     result = Rescorer(tmp_path / "cache").score_file(path)
-    assert result.summary["status"] == "invalid"
-    [message] = result.summary["errors"]
-    ref = result.summary["sha256"][:12]
+    assert result.summary.status == "invalid"
+    [message] = result.summary.errors
+    ref = result.summary.sha256[:12]
     assert message == f"file: internal error while scoring (log ref {ref})"
     assert "KeyError" not in message and secret not in message
     assert any(ref in r.getMessage() and r.exc_info for r in caplog.records)

@@ -59,8 +59,7 @@ def test_shared_work_and_headline_only_steps_change_no_number(track_name, path, 
     naive = _naive_steps(track, parsed, checked.gold)
     board = track.score(parsed, checked.gold)
     assert board.overall == naive[-1].overall
-    summary = {"overall": board.overall, "ci": board.ci, "breakdowns": board.breakdowns}
-    official, effects = protocols.official_report(track, parsed, checked.gold, summary)
+    official, effects = protocols.official_report(track, parsed, checked.gold, board)
     assert (official.overall, official.ci, official.breakdowns) == (naive[0].overall, naive[0].ci, naive[0].breakdowns)
     assert (official.n, official.missing) == (naive[0].n, naive[0].missing)
     assert official.extra.get("notes") == naive[0].extra.get("notes")

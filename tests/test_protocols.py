@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from leaderboard import cli, protocols
+from leaderboard.results import Summary
 from leaderboard.tracks.base import Deviation, Metric, Scores
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,11 +36,14 @@ class FakeTrack:
 def test_stepwise_effects_add_up_to_board_minus_official():
     track = FakeTrack()
     board = track.score_with(None, None, frozenset("abc"))
-    summary = {
-        "overall": {**board.overall, "judged": 0.7},
-        "ci": {"judged": [0.6, 0.8]},
-        "breakdowns": {"axis": {"x": {"judged": 0.9}}},
-    }
+    summary = Summary(
+        track="t",
+        n=1,
+        missing=0,
+        overall={**board.overall, "judged": 0.7},
+        ci={"judged": [0.6, 0.8]},
+        breakdowns={"axis": {"x": {"judged": 0.9}}},
+    )
     official, devs = protocols.official_report(track, None, None, summary)
     assert official.overall == {"m": 0.5, "judged": 0.7}  # the judged value is the board's (one protocol)
     assert official.ci["judged"] == [0.6, 0.8] and official.breakdowns["axis"]["x"] == {"m": 0.5, "judged": 0.9}
@@ -47,7 +51,7 @@ def test_stepwise_effects_add_up_to_board_minus_official():
     assert effects == pytest.approx([0.1, 0.6, -0.3])  # a: 0.5 -> 0.6; b: -> 1.2; c: -> 0.9
     assert sum(effects) == pytest.approx(board.overall["m"] - official.overall["m"])
     assert all("judged" not in d["effect"] for d in devs)
-    out = protocols.cli_output(track, None, None, {"track": "t", "system": {}, "n": 1, "missing": 0, **summary}, "official")
+    out = protocols.cli_output(track, None, None, summary, "official")
     assert out["protocol"] == "official" and out["overall"]["m"] == 0.5 and out["notes"] == ["n"]
     with pytest.raises(ValueError, match="unknown protocol"):
         protocols.cli_output(track, None, None, summary, "paper")

@@ -85,11 +85,11 @@ def test_a_valid_pull_request_is_scored_commented_once_and_merged(hub, tmp_path)
     assert "valid" in comments[0] and f"https://board.example/?tab=system&sys={entry_id}" in comments[0]
     summary = board.rescorer.cached(sha).summary
     extra = {c.key for c in TRACKS["vdr"].extra_columns}
-    assert summary["overall"]["coverage"] == 1.0 and "- Coverage: 100%\n" in comments[0]
-    for key, value in summary["overall"].items():  # every headline number, with its CI where it has one
+    assert summary.overall["coverage"] == 1.0 and "- Coverage: 100%\n" in comments[0]
+    for key, value in summary.overall.items():  # every headline number, with its CI where it has one
         if key in extra:
             continue
-        low_high = summary["ci"].get(key)
+        low_high = summary.ci.get(key)
         bounds = f" (95% CI {low_high[0]:.3f} to {low_high[1]:.3f})" if low_high else ""
         assert f": {value:.3f}{bounds}\n" in comments[0] + "\n"
     assert "(95% CI" in comments[0]

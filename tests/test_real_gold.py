@@ -69,17 +69,17 @@ def test_perfect_unidoc_submission_from_gold_contexts_has_recall_one():
         for q in gold.questions
     ]
     result = score_bytes("\n".join(lines).encode(), "oracle.jsonl", {"unidoc": UNIDOC_GOLD}).summary
-    assert result["status"] == "scored", result["errors"]
-    assert result["overall"]["recall@10"] == 1.0 and result["missing"] == 0 and result["n"] == 1742
-    assert "completeness" not in result["overall"]  # not judged, never a made-up number
-    assert set(result["breakdowns"]) == {"domain", "question_type", "answer_type"}
-    assert all(v["recall@10"] == 1.0 for v in result["breakdowns"]["domain"].values())
+    assert result.status == "scored", result.errors
+    assert result.overall["recall@10"] == 1.0 and result.missing == 0 and result.n == 1742
+    assert "completeness" not in result.overall  # not judged, never a made-up number
+    assert set(result.breakdowns) == {"domain", "question_type", "answer_type"}
+    assert all(v["recall@10"] == 1.0 for v in result.breakdowns["domain"].values())
     # precision of the oracle: contexts per question / 10, the headline the mean of the 8 domain means
     per_domain = {}
     for q in gold.questions:
         per_domain.setdefault(q.domain, []).append(len(q.contexts) / 10)
     expected_p = sum(sum(v) / len(v) for v in per_domain.values()) / 8
-    assert result["overall"]["precision@10"] == pytest.approx(expected_p)
+    assert result.overall["precision@10"] == pytest.approx(expected_p)
 
 
 @needs_futurepedia
@@ -107,9 +107,9 @@ def test_futurepedia_gold_counts_and_oracle():
                 )
             )
     result = score_bytes("\n".join(lines).encode(), "o.jsonl", {"futurepedia": FUTUREPEDIA_GOLD}).summary
-    assert result["status"] == "scored", result["errors"]
-    assert result["overall"]["monolingual"] == 1.0  # short CJK answers included, thanks to the short rule
-    assert result["overall"]["crosslingual_loose"] == 1.0 > result["overall"]["crosslingual_strict"]
-    assert result["n"] == 197 * 8 + 197 * 56 and result["missing"] == 0
-    assert len(result["breakdowns"]["language_pair"]) == 56
-    assert result["overall"]["monolingual_var"] == 0.0
+    assert result.status == "scored", result.errors
+    assert result.overall["monolingual"] == 1.0  # short CJK answers included, thanks to the short rule
+    assert result.overall["crosslingual_loose"] == 1.0 > result.overall["crosslingual_strict"]
+    assert result.n == 197 * 8 + 197 * 56 and result.missing == 0
+    assert len(result.breakdowns["language_pair"]) == 56
+    assert result.overall["monolingual_var"] == 0.0

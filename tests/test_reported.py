@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from leaderboard import reported
+from leaderboard.reported import ChartSummary
 from leaderboard.tracks import TRACKS
 from leaderboard.tracks.vdr import FAMILIES
 from leaderboard.ui import figures, views
@@ -269,9 +270,9 @@ def test_charts_draw_reported_rows_apart_with_the_files_figures(app):
     assert list(curve.x) == [r["compression"] for r in pooling]
     assert list(curve.y) == [r["ndcg@5_mean_of_6_datasets_computed_here"] for r in pooling]
     rescored = {
-        (s["overall"]["compression"], s["overall"]["ndcg@5"])
+        (s.overall["compression"], s.overall["ndcg@5"])
         for _, s in systems
-        if "reported" not in s and "compression" in s["overall"]
+        if not isinstance(s, ChartSummary) and "compression" in s.overall
     }
     front = next(t for t in fig.data if t.name == "Pareto front")
     assert set(zip(front.x, front.y)) <= rescored
@@ -307,13 +308,11 @@ def test_compare_with_a_reported_row_is_differences_only(app, monkeypatch):
     for _, row in metrics.iterrows():
         key = next(m.key for m in UNIDOC.metrics if m.label == row["Metric"])
         assert float(row["B"]) == pytest.approx(paper["overall"][key], abs=5e-4)
-        assert float(row["A − B"]) == pytest.approx(e.summary["overall"][key] - paper["overall"][key], abs=5e-4)
+        assert float(row["A − B"]) == pytest.approx(e.summary.overall[key] - paper["overall"][key], abs=5e-4)
     assert "Faithfulness" not in metrics["Metric"].tolist()  # only the metrics both have
     bars = {t.name: t for t in fig.data}
     domain = bars["domain"]
-    expected = [
-        e.summary["breakdowns"]["domain"][d]["recall@10"] - paper["breakdowns"]["domain"][d]["recall@10"] for d in domain.x
-    ]
+    expected = [e.summary.breakdowns["domain"][d]["recall@10"] - paper["breakdowns"]["domain"][d]["recall@10"] for d in domain.x]
     assert list(domain.y) == pytest.approx(expected)
     # across tracks, or an unknown reported id: said plainly
     assert views.compare_view(board, e.id, "reported:vdr:vidore-colqwen2.5-v0.2")[0] == "Pick two systems of the same track."
@@ -405,11 +404,11 @@ def test_who_leads_sets_the_best_rescored_beside_the_best_reported(app):
         )
         rescored = max(
             (e for e in app.board.entries("unidoc") if e.status == "scored"),
-            key=lambda e: e.summary["breakdowns"]["domain"][domain]["recall@10"],
+            key=lambda e: e.summary.breakdowns["domain"][domain]["recall@10"],
         )
         row = text.split(f"<tr><th>{domain}</th>", 1)[1].split("</tr>", 1)[0]
         assert f"{best['breakdowns']['domain'][domain]['recall@10']:.3f}</td>" in row.split("</td>")[1] + "</td>"
-        assert f"{rescored.summary['breakdowns']['domain'][domain]['recall@10']:.3f}" in row.split("</td>")[0]
+        assert f"{rescored.summary.breakdowns['domain'][domain]['recall@10']:.3f}" in row.split("</td>")[0]
     assert (
         views.leaders_html(app.board, UNIDOC, views.filtered_table(app.board, "unidoc", None, None, "", {}, False), "recall@10")
         == ""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard import results_dataset, results_index
+from leaderboard import results_dataset
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -150,8 +150,7 @@ def test_a_refresh_pushes_one_commit_of_only_what_changed_and_lists_nothing(repo
     assert not any(
         p.startswith("results/") and p.split("/")[1].split(".")[0] in {e.sha256 for e in board.entries("vdr")} for p in paths
     )
-    assert not any(p.startswith("results/index/vdr/") for p in paths)
-    assert {f"results/index/{results_index.index_name(k)}.json" for k in added} <= paths
+    assert "results/tables/vdr.parquet" not in paths and "results/tables/unidoc.parquet" in paths
     assert "data/vdr/systems.parquet" not in paths and "data/unidoc/systems.parquet" in paths
     assert not any(p.startswith("data/vdr/units/") for p in paths)
     assert repos.count("GET", "org/results/tree") == 0  # nothing listed: the board knows what it sent
@@ -188,7 +187,7 @@ def test_judged_results_reach_the_repo_in_one_deferred_commit(repos, tmp_path, m
         not board.entries() or any(e.judging or e.status == "pending" for e in board.entries())
     ) and time.monotonic() < deadline:
         time.sleep(0.1)
-    judged = [e for e in board.entries() if e.summary.get("judge", "none") != "none"]
+    judged = [e for e in board.entries() if e.summary.judge != "none"]
     assert len(judged) >= 2
     commits_while_running = len(sent)
     assert commits_while_running <= 1  # the first pull's push; every judged result waits for the interval

@@ -36,10 +36,10 @@ def shown(board: Board) -> dict[str, tuple]:
     return {
         e.id: (
             e.status,
-            e.summary.get("judge"),
-            json.dumps(e.summary.get("overall"), sort_keys=True),
-            json.dumps(e.summary.get("ci"), sort_keys=True),
-            e.summary.get("n"),
+            e.summary.judge,
+            json.dumps(e.summary.overall, sort_keys=True),
+            json.dumps(e.summary.ci, sort_keys=True),
+            e.summary.n,
         )
         for e in board.entries()
     }
@@ -85,7 +85,7 @@ def published(fake_hub, tmp_path, monkeypatch):  # noqa: F811
 
 
 def judged_unidoc(board: Board):
-    return sorted((e for e in board.entries("unidoc") if e.summary.get("judge") == JUDGE), key=lambda e: e.id)
+    return sorted((e for e in board.entries("unidoc") if e.summary.judge == JUDGE), key=lambda e: e.id)
 
 
 def test_a_poisoned_results_repo_leaves_the_numbers_of_a_fresh_rescoring(published, tmp_path, monkeypatch):
@@ -138,7 +138,7 @@ def test_a_poisoned_results_repo_leaves_the_numbers_of_a_fresh_rescoring(publish
     for path in poisoned:
         assert repaired[path] == (tmp_path / "b" / path).read_bytes()
         assert json.loads(repaired[path])["overall"] == next(
-            e.summary["overall"] for e in fresh.entries() if f"results/{e.key}.json" == path
+            e.summary.overall for e in fresh.entries() if f"results/{e.key}.json" == path
         )
 
 
@@ -175,8 +175,8 @@ def test_an_oversized_or_damaged_verdict_record_is_refused_and_only_its_missing_
     judged_again = judge_server.calls - calls
     assert 0 < judged_again
     partial_entry = fresh.entry(partial.id)
-    assert partial_entry.summary["judge_ledger"]["cache_hits"] == len(doc["verdicts"])
-    assert partial_entry.summary["judge_ledger"]["calls"] <= 2
+    assert partial_entry.summary.judge_ledger["cache_hits"] == len(doc["verdicts"])
+    assert partial_entry.summary.judge_ledger["calls"] <= 2
     assert dropped["qid"] in {v["qid"] for v in json.loads((tmp_path / "b" / partial_path).read_bytes())["verdicts"]}
     repaired = hub.files("org/results")  # the board's own records replaced the refused and the partial one
     assert repaired[big_path] == (tmp_path / "b" / big_path).read_bytes()
@@ -249,4 +249,4 @@ def test_in_batch_mode_a_partial_record_sends_only_its_missing_answer(published,
     assert shown(fresh) == before
     sent = judge_server.batch_bodies[lines:]
     assert 1 <= len(sent) <= 3  # the missing answer's two calls, and its question's gold facts
-    assert fresh.entry(partial.id).summary["judge_ledger"]["cache_hits"] == len(doc["verdicts"])
+    assert fresh.entry(partial.id).summary.judge_ledger["cache_hits"] == len(doc["verdicts"])

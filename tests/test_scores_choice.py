@@ -10,20 +10,21 @@ for what holds whatever they declare (no deviation: both choices are the board's
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import gradio as gr
+import msgspec
 import pandas as pd
 import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 from toytrack import ToyQATrack, submission, write_gold
 
-import leaderboard.results_index as results_index
+import leaderboard.results as results
 import leaderboard.scoring as scoring
 from leaderboard import ranking, results_dataset
 from leaderboard.judge import make_judge
+from leaderboard.results import PARTS
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -74,23 +75,23 @@ def test_both_protocols_are_scored_from_one_judge_run_and_cached_together(toy, t
     scored = scoring.Rescorer(tmp_path / "results").score_file(path, judge)
     s = scored.summary
     assert judge.calls == 1  # one judge run for both protocols
-    assert set(s["official"]) == {"overall", "ci", "breakdowns", "n", "missing"}
-    assert s["overall"]["exact"] == 1.0 and s["official"]["overall"]["exact"] == 0.5
-    assert s["official"]["breakdowns"]["topic"]["science"]["exact"] == 0.5  # "Carbon Dioxide" is not "carbon dioxide"
+    assert set(msgspec.to_builtins(s.official)) == {"overall", "ci", "breakdowns", "n", "missing"}
+    assert s.overall["exact"] == 1.0 and s.official.overall["exact"] == 0.5
+    assert s.official.breakdowns["topic"]["science"]["exact"] == 0.5  # "Carbon Dioxide" is not "carbon dioxide"
     # judged metrics have one protocol: the same values, the same interval
-    assert s["official"]["overall"]["judged"] == s["overall"]["judged"] and 0 < s["overall"]["judged"] <= 1
-    assert s["official"]["ci"]["judged"] == s["ci"]["judged"]
+    assert s.official.overall["judged"] == s.overall["judged"] and 0 < s.overall["judged"] <= 1
+    assert s.official.ci["judged"] == s.ci["judged"]
     stored = json.loads((tmp_path / "results" / f"{scored.key}.json").read_text())
-    assert stored["official"] == json.loads(json.dumps(s["official"]))  # in the one cached summary
+    assert stored["official"] == msgspec.to_builtins(s.official)  # in the one cached summary
 
     # a restart serves both from the cache: nothing rescored, the judge not run again
     again = scoring.Rescorer(tmp_path / "results").score_file(path, judge)
     assert again.cached and again.key == scored.key and judge.calls == 1
-    assert json.loads(json.dumps(again.summary["official"])) == stored["official"]
+    assert msgspec.to_builtins(again.summary.official) == stored["official"]
 
     partial = scoring.Rescorer(tmp_path / "results").score_file(write(tmp_path, "Toy partial", PARTIAL)).summary
-    assert partial["overall"]["exact"] == 0.5 and partial["official"]["overall"]["exact"] == 1.0  # unanswered left out
-    assert (partial["n"], partial["missing"]) == (partial["official"]["n"], partial["official"]["missing"]) == (4, 2)
+    assert partial.overall["exact"] == 0.5 and partial.official.overall["exact"] == 1.0  # unanswered left out
+    assert (partial.n, partial.missing) == (partial.official.n, partial.official.missing) == (4, 2)
 
 
 def test_a_cached_summary_without_the_official_scores_is_rescored(toy, tmp_path):
@@ -102,7 +103,7 @@ def test_a_cached_summary_without_the_official_scores_is_rescored(toy, tmp_path)
     file.write_text(json.dumps(old))
     assert scoring.ResultsCache(tmp_path / "results").load(scored.key) is None  # not served: the choice would lie
     again = scoring.Rescorer(tmp_path / "results").score_file(path)
-    assert not again.cached and again.summary["official"]["overall"]["exact"] == 0.5
+    assert not again.cached and again.summary.official.overall["exact"] == 0.5
 
 
 def stepwise_effects(track, parsed, gold, verdicts):
@@ -120,11 +121,11 @@ def stepwise_effects(track, parsed, gold, verdicts):
 
 def test_deviation_effects_are_stored_with_the_scores(toy, tmp_path):
     s = scoring.score_bytes(submission("Toy partial", PARTIAL), "p.jsonl").summary
-    effects = {d["name"]: d["effect"]["exact"] for d in s["deviations"]}
+    effects = {d["name"]: d["effect"]["exact"] for d in s.deviations}
     assert effects == {"casefold-answers": 0.0, "unanswered-count": -0.5}
     reference = stepwise_effects(toy, *_parsed(s, submission("Toy partial", PARTIAL)))
     assert effects == {d["name"]: pytest.approx(d["effect"]["exact"]) for d in reference}
-    assert sum(effects.values()) == pytest.approx(s["overall"]["exact"] - s["official"]["overall"]["exact"])
+    assert sum(effects.values()) == pytest.approx(s.overall["exact"] - s.official.overall["exact"])
     html = protocol_html.side_by_side(toy, s)  # the detail view: both protocols, the differences, their effects
     assert "effect on this file" in html and "Exact match -0.500" in html and "Exact match +0.000" in html
 
@@ -139,18 +140,16 @@ def local_board(data_dir: Path) -> Board:
 
 
 def official_of(board: Board) -> dict[str, str]:
-    return {e.name: json.dumps(e.summary.get("official"), sort_keys=True) for e in board.entries("toyqa")}
+    return {e.name: json.dumps(msgspec.to_builtins(e.summary.official), sort_keys=True) for e in board.entries("toyqa", PARTS)}
 
 
-def test_the_official_scores_survive_restarts_from_the_results_index(toy, tmp_path, monkeypatch):
-    monkeypatch.setattr(results_index, "SETTLE_NS", 30_000_000)
+def test_the_official_scores_survive_restarts_from_the_results_tables(toy, tmp_path):
     place_submission(tmp_path, "toyqa", "alice", submission("Toy cased", CASED))
     place_submission(tmp_path, "toyqa", "bob", submission("Toy partial", PARTIAL))
     first = official_of(local_board(tmp_path))
     assert json.loads(first["Toy cased"])["overall"]["exact"] == 0.5
-    assert list((tmp_path / "results" / results_index.INDEX_DIR / "toyqa").glob("*.json"))
-    for _ in range(3):  # from the index checked row by row, then from its marks (heads decoded lazily)
-        time.sleep(0.06)
+    assert results.table_path(tmp_path / "results", "toyqa").is_file()
+    for _ in range(2):  # from the table, its official part decoded when the official protocol asks
         board = local_board(tmp_path)
         assert official_of(board) == first
         raw = views.filtered_table(board, "toyqa", protocol=ranking.OFFICIAL)

@@ -59,15 +59,15 @@ def test_local_default_shows_demo_and_a_local_submission_lands(tmp_path):
 def test_background_judging_adds_e2e_metrics_later(tmp_path):
     board = Board(Settings(data_dir=tmp_path, judge="lexical"), StoreSettings(data_dir=tmp_path))
     board.start(background=False)
-    e = next(e for e in board.entries("unidoc") if e.summary["extra"]["answered"])
-    assert e.judging and "completeness" not in e.summary["overall"]  # retrieval metrics at once
+    e = next(e for e in board.entries("unidoc") if e.summary.extra["answered"])
+    assert e.judging and "completeness" not in e.summary.overall  # retrieval metrics at once
     board.judge_queue.put("")
     board.judge_queue.run()  # drain the queue in this thread
-    assert not e.judging and e.summary["judge"] == "lexical-v1" and "completeness" in e.summary["overall"]
+    assert not e.judging and e.summary.judge == "lexical-v1" and "completeness" in e.summary.overall
     # a restart finds the judged results in the cache: no judging, no rescoring
     again = Board(Settings(data_dir=tmp_path, judge="lexical"), StoreSettings(data_dir=tmp_path)).start(background=False)
     e2 = next(x for x in again.entries("unidoc") if x.id == e.id)
-    assert not e2.judging and e2.summary["overall"] == e.summary["overall"]
+    assert not e2.judging and e2.summary.overall == e.summary.overall
 
 
 @pytest.fixture
@@ -131,7 +131,7 @@ def test_submit_through_the_hub_and_a_fresh_space_rescores_what_was_published(hu
     board2 = Board(Settings(data_dir=tmp_path / "fresh", judge="none"), fresh).start(background=False)
     assert sorted(e.id for e in board2.entries()) == sorted(e.id for e in board.entries())
     assert all(e.status == "scored" for e in board2.entries()) and len(rescored) == len(board.entries())
-    assert {e.id: e.summary["overall"] for e in board2.entries()} == {e.id: e.summary["overall"] for e in board.entries()}
+    assert {e.id: e.summary.overall for e in board2.entries()} == {e.id: e.summary.overall for e in board.entries()}
 
 
 def test_a_restart_during_an_outage_serves_the_last_pull_from_disk(hub_board, tmp_path):
@@ -154,4 +154,4 @@ def test_a_misconfigured_judge_leaves_the_board_up_and_says_so(tmp_path, monkeyp
     board.start(background=False)
     assert board.judge is None and all(e.status == "scored" for e in board.entries())
     assert "openai judge not configured" in board.status()["judge"]
-    assert all("completeness" not in e.summary.get("overall", {}) for e in board.entries("unidoc"))
+    assert all("completeness" not in e.summary.overall for e in board.entries("unidoc"))

@@ -15,8 +15,10 @@ import pandas as pd
 import pytest
 from test_paging import paging_app
 
-from leaderboard import ranking, results_index
+from leaderboard import ranking
 from leaderboard.ranking import Entry
+from leaderboard.reported import ChartSummary
+from leaderboard.results import PENDING, Summary
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -32,7 +34,7 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def restarted(app):
-    """The same board started again: from the results index its first start wrote (lazy breakdowns)."""
+    """The same board started again: from the results tables its first start wrote."""
     board = Board(Settings(data_dir=app.data_dir, judge="lexical"), StoreSettings(data_dir=app.data_dir))
     board.start(background=True)
     yield board
@@ -55,7 +57,7 @@ def plain_table(track: Track, entries: list[Entry], *, include_hidden=False, ran
         if (e.hidden and not include_hidden) or e.duplicate_of:
             continue
         s = e.summary
-        if s.get("track") not in (None, track.name) or (not s and e.metadata.get("track") != track.name):
+        if s.track not in (None, track.name) or (s.status == "pending" and e.metadata.get("track") != track.name):
             continue
         flag, system = e.flag or {}, e.system
         row = {
@@ -63,22 +65,22 @@ def plain_table(track: Track, entries: list[Entry], *, include_hidden=False, ran
             "status": e.status,
             "flag": flag.get("status", ""),
             "flag_reason": flag.get("reason", ""),
-            "submitted": e.submitted_at or s.get("scored_at", ""),
+            "submitted": e.submitted_at or s.scored_at,
             "user": e.user or "",
-            "n": s.get("n"),
-            "missing": s.get("missing"),
-            "judge": s.get("judge", ""),
+            "n": s.n,
+            "missing": s.missing,
+            "judge": s.judge if s.status != "pending" else "",
             "judging": e.judging,
-            "errors": len(s.get("errors", [])),
+            "errors": len(s.errors),
             "review": e.review,
         }
         for key, is_int in fields:
             value = system.get(key)
             row[key] = "" if value is None else value if is_int else str(value)
         row["name"] = e.name
-        overall, ci = s.get("overall", {}), s.get("ci", {})
+        overall, ci = s.overall, s.ci
         if slice_ is not None:
-            overall, ci = (s.get("breakdowns", {}).get(slice_[0], {}).get(slice_[1]) or {}), {}
+            overall, ci = (s.breakdowns.get(slice_[0], {}).get(slice_[1]) or {}), {}
         for key, low, high in metric_columns:
             row[key] = overall.get(key)
             row[low], row[high] = ci.get(key) or (None, None)
@@ -92,9 +94,7 @@ def plain_table(track: Track, entries: list[Entry], *, include_hidden=False, ran
 
 
 def slices_seen(track: Track, entries: list[Entry]) -> list[tuple[str, str]]:
-    seen = {
-        (axis, value) for e in entries for axis in track.slice_axes for value in e.summary.get("breakdowns", {}).get(axis, {})
-    }
+    seen = {(axis, value) for e in entries for axis in track.slice_axes for value in e.summary.breakdowns.get(axis, {})}
     return sorted(seen)
 
 
@@ -102,15 +102,15 @@ def with_every_kind_of_row(track: Track, entries: list[Entry]) -> list[Entry]:
     """The board's entries plus a hidden, a flagged, a duplicate, a pending, a pending-review and an invalid one,
     and (first) one whose overall lacks the scorer-reported columns (a row-by-row build then meets them later)."""
     scored = [e for e in entries if e.status == "scored"]
-    bare = {k: v for k, v in scored[0].summary["overall"].items() if k not in {c.key for c in track.extra_columns}}
+    bare = {k: v for k, v in scored[0].summary.overall.items() if k not in {c.key for c in track.extra_columns}}
     extra = [
-        replace(scored[0], id="bare", summary={**scored[0].summary, "overall": bare}),
+        replace(scored[0], id="bare", summary=msgspec.structs.replace(scored[0].summary, overall=bare)),
         replace(scored[1], id="hidden", flag={"status": "hidden", "reason": "spam"}),
         replace(scored[2], id="flagged", flag={"status": "flagged", "reason": "check <b>me</b>"}),
         replace(scored[3], id="dup", duplicate_of=scored[3].id),
-        replace(scored[4], id="pending", summary={}, status="pending", metadata={"track": track.name}),
+        replace(scored[4], id="pending", summary=PENDING, status="pending", metadata={"track": track.name}),
         replace(scored[5], id="review", pull_request=7),
-        replace(scored[6], id="invalid", status="invalid", summary={"track": track.name, "errors": ["x"], "status": "invalid"}),
+        replace(scored[6], id="invalid", status="invalid", summary=Summary(track=track.name, errors=["x"], status="invalid")),
     ]
     return extra[:1] + entries + extra[1:]
 
@@ -156,7 +156,7 @@ def plain_slice_choices(board, track: Track) -> list[str]:
         decl = next(a for a in track.axes if a.key == axis)
         seen: set[str] = set()
         for e in entries:
-            seen.update(e.summary.get("breakdowns", {}).get(axis, {}))
+            seen.update(e.summary.breakdowns.get(axis, {}))
             if decl.values and seen.issuperset(decl.values):
                 break
         values = [v for v in decl.values if v in seen] or sorted(seen)
@@ -168,27 +168,13 @@ def plain_bests(systems, axis: str, metric: str, higher: bool) -> dict:
     """The leaders' per-value bests, decoding every cell (the form leaders_html had)."""
     bests: dict = {}
     for name, s in systems:
-        kind = bool(s.get("reported"))
-        for value, scores in s.get("breakdowns", {}).get(axis, {}).items():
+        kind = isinstance(s, ChartSummary)
+        for value, scores in s.breakdowns.get(axis, {}).items():
             x = scores.get(metric)
             best = bests.setdefault(value, {False: None, True: None})
             if x is not None and (best[kind] is None or (x > best[kind][1] if higher else x < best[kind][1])):
                 best[kind] = (name, x)
     return bests
-
-
-def test_lazy_breakdowns_give_an_axis_values_and_one_metric_as_the_decoded_cells():
-    cells = {"a": {"x": {"m": 1, "n": 2.5}, "y": {"n": 3}}, "b": {}}
-    for warm in (False, True):
-        lazy = results_index.LazyBreakdowns(msgspec.Raw(msgspec.json.encode(cells)))
-        if warm:
-            lazy["a"]  # decoded already: read from the decoded cells
-        assert list(lazy.values_of("a")) == ["x", "y"] and list(lazy.values_of("none")) == []
-        assert lazy.metric_of("a", "m") == {"x": 1, "y": None} and lazy.metric_of("a", "n") == {"x": 2.5, "y": 3}
-        assert lazy.metric_of("b", "m") == {} and lazy.metric_of("none", "m") == {}
-    bad = results_index.LazyBreakdowns(msgspec.Raw(b'{"a": {"x": [1]}}'))  # a cell that is not an object
-    with pytest.raises(msgspec.DecodeError):
-        bad.metric_of("a", "m")
 
 
 @pytest.mark.parametrize("track_name", sorted(TRACKS))
@@ -197,8 +183,7 @@ def test_slice_choices_and_leaders_are_the_cell_by_cell_ones(restarted, track_na
     assert views.slice_choices(board, track) == plain_slice_choices(board, track)
     every = views.filtered_table(board, track_name, show_reported=True)
     systems = views.chart_systems(board, track_name, every)
-    lazy = [s for _, s in systems if isinstance(s.get("breakdowns"), results_index.LazyBreakdowns)]
-    assert len(lazy) > 100  # the generated systems' summaries come from the results index
+    assert len(systems) > 100  # the generated systems' summaries come from the results tables
     for axis in track.slice_axes:
         for metric in [m.key for m in track.metrics]:
             for higher in (True, False):
@@ -212,7 +197,7 @@ def plain_bests_fast(systems, axis: str, metric: str, higher: bool) -> dict:
     """The same loop over views.axis_metric (what leaders_html now reads)."""
     bests: dict = {}
     for name, s in systems:
-        kind = bool(s.get("reported"))
+        kind = isinstance(s, ChartSummary)
         for value, x in views.axis_metric(s, axis, metric).items():
             best = bests.setdefault(value, {False: None, True: None})
             if x is not None and (best[kind] is None or (x > best[kind][1] if higher else x < best[kind][1])):

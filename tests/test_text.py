@@ -96,4 +96,4 @@ def test_the_scored_summary_shows_the_normalised_name():
     checked = check(data, "s.jsonl")
     assert checked.ok, checked.errors
     assert checked.system["name"] == "Team one"
-    assert score_checked(checked, "x").summary["system"]["name"] == "Team one"
+    assert score_checked(checked, "x").summary.system["name"] == "Team one"

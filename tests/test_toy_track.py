@@ -70,7 +70,7 @@ def test_the_app_shows_the_toy_track(app, toy):
     client = Client(app.url, verbose=False, download_files=str(app.data_dir / "downloads"))
     entries = {e.name: e for e in app.board.entries("toyqa")}
     assert {e.status for e in entries.values()} == {"scored"}
-    assert all(e.summary["judge"] == "lexical-v1" for e in entries.values())  # judged, as the track declares
+    assert all(e.summary.judge == "lexical-v1" for e in entries.values())  # judged, as the track declares
 
     # the table, by its endpoint named after the track; the judge column and filter are there (a judged track)
     out = client.predict(

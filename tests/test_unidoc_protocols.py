@@ -239,8 +239,7 @@ def test_deviation_effects_add_up_to_board_minus_official(seed, real):
     checked = _scored(generated_run(seed, questions)[0])
     board = TRACK.score(checked.parsed, checked.gold)
     assert TRACK.score_with(checked.parsed, checked.gold, BOARD).overall == board.overall
-    summary = {"overall": board.overall, "ci": board.ci, "breakdowns": board.breakdowns}
-    official, deviations = protocols.official_report(TRACK, checked.parsed, checked.gold, summary)
+    official, deviations = protocols.official_report(TRACK, checked.parsed, checked.gold, board)
     assert (
         [d["name"] for d in deviations]
         == [d.name for d in TRACK.deviations]

@@ -76,7 +76,7 @@ def test_an_upload_is_validated_once_from_submit_to_table_row_and_gold_read_once
         # the row's numbers are the stored file's, as a scorer that never saw the upload makes them
         stored = board.refresher.snapshot.by_path()[mine.path].local_path.read_bytes()
         fresh = scoring.score_bytes(stored, filename)
-        assert mine.summary["overall"] == fresh.summary["overall"] and mine.summary["sha256"] == fresh.summary["sha256"]
+        assert mine.summary.overall == fresh.summary.overall and mine.summary.sha256 == fresh.summary.sha256
     assert sum(validations.values()) == len(TRACKS) + len(TRACKS)  # the uploads, and the fresh scorings above
     assert gold_reads == {name: 1 for name in TRACKS}  # once per process and track, whatever was validated
     # A restart (another board, this process): everything from the results cache, nothing validated or read again.
@@ -95,7 +95,7 @@ def test_a_file_is_validated_once_from_pull_to_its_judged_row(tmp_path, validati
         run_worker(board)  # the judge thread: the items and the judged score from the pull's validation
         assert len(fake.batches) == (3 if mode == "batch" else 0)  # batch: one run, one batch per round for them all
     assert validations == collections.Counter(Path(e.path).name for e in board.entries())
-    assert all(not e.judging and e.summary["judge"] == "openai:fake-judge" for e in waiting)
+    assert all(not e.judging and e.summary.judge == "openai:fake-judge" for e in waiting)
 
 
 def test_validations_beyond_the_hand_over_bound_are_made_again_by_the_judge(tmp_path, validations, monkeypatch):
@@ -118,9 +118,9 @@ def test_an_upload_judged_after_its_row_shows_is_still_validated_once(tmp_path, 
     status = board.submit(user="alice", track="unidoc", filename=filename, data=data, metadata={})
     assert status.ok, status
     (mine,) = [e for e in board.entries("unidoc") if e.user == "alice"]
-    assert mine.judging and mine.summary["judge"] == "none"  # the row shows, its judged metrics to come
+    assert mine.judging and mine.summary.judge == "none"  # the row shows, its judged metrics to come
     run_worker(board)
-    assert mine.summary["judge"] == "lexical-v1" and "completeness" in mine.summary["overall"]
+    assert mine.summary.judge == "lexical-v1" and "completeness" in mine.summary.overall
     assert validations == {filename: 1}
 
 

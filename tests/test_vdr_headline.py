@@ -39,7 +39,7 @@ def demo_qrels() -> dict[str, dict[str, dict[str, int]]]:
     return out
 
 
-def scored(path: Path) -> dict:
+def scored(path: Path):
     return score_bytes(path.read_bytes(), path.name).summary
 
 
@@ -75,23 +75,23 @@ def test_partial_headline_is_the_sum_over_submitted_datasets_over_the_datasets_o
         # a judged query without a ranking scores 0
         per_dataset[ds] = sum(v["ndcg_cut_5"] for v in per_query.values()) / len(judged)
     summary = scored(path)
-    assert summary["overall"]["ndcg@5"] == pytest.approx(sum(per_dataset.values()) / len(gold), abs=1e-12)
-    assert summary["overall"]["coverage"] == len(submitted) / len(gold) < 1
+    assert summary.overall["ndcg@5"] == pytest.approx(sum(per_dataset.values()) / len(gold), abs=1e-12)
+    assert summary.overall["coverage"] == len(submitted) / len(gold) < 1
     # the dataset breakdown lists the submitted datasets only, each as pytrec_eval scores it
-    assert set(summary["breakdowns"]["dataset"]) == set(submitted)
+    assert set(summary.breakdowns["dataset"]) == set(submitted)
     for ds, value in per_dataset.items():
-        assert summary["breakdowns"]["dataset"][ds]["ndcg@5"] == pytest.approx(value, abs=1e-12)
+        assert summary.breakdowns["dataset"][ds]["ndcg@5"] == pytest.approx(value, abs=1e-12)
     # every judged query of the gold is a unit; those of the datasets left out are missing
-    assert (summary["n"], summary["missing"]) == (judged_total, judged_total - answered)
+    assert (summary.n, summary.missing) == (judged_total, judged_total - answered)
 
 
 def test_a_run_on_the_easy_datasets_no_longer_outranks_complete_runs():
     partial = scored(DEMO / "vdr" / "colpali-v1-3-prune-then-merge-50.jsonl")
     complete = scored(DEMO / "vdr" / "colpali-v1-3-merge-75.jsonl")
-    assert complete["overall"]["coverage"] == 1.0
-    own = [cell["ndcg@5"] for cell in partial["breakdowns"]["dataset"].values()]
+    assert complete.overall["coverage"] == 1.0
+    own = [cell["ndcg@5"] for cell in partial.breakdowns["dataset"].values()]
     # averaged over its own datasets (the old headline) it would lead; over the gold it does not
-    assert sum(own) / len(own) > complete["overall"]["ndcg@5"] > partial["overall"]["ndcg@5"]
+    assert sum(own) / len(own) > complete.overall["ndcg@5"] > partial.overall["ndcg@5"]
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from leaderboard.reported import ChartSummary
+from leaderboard.results import Summary
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -26,9 +28,9 @@ def test_pair_heatmap_follows_the_chosen_system(board):
     index = next(i for i, c in enumerate(track.charts) if c.kind == "pair_heatmap")
     _, raw = views.table_frames(board, "futurepedia")
     systems = views.chart_systems(board, "futurepedia", raw)
-    with_pairs = [(n, s) for n, s in systems if "language_pair" in s["breakdowns"]]
+    with_pairs = [(n, s) for n, s in systems if "language_pair" in s.breakdowns]
     name, summary = with_pairs[1]
-    fig = views.chart(track, index, systems, None, summary["sha256"][:12])
+    fig = views.chart(track, index, systems, None, summary.sha256[:12])
     assert esc(name) in fig.layout.title.text
     assert len(fig.data[0].z) == 8 and len(fig.data[0].z[0]) == 8  # query x document language
 
@@ -87,9 +89,9 @@ def test_bars_give_each_system_its_own_colour_whatever_reported_bars_are_among_t
     track = TRACKS["vdr"]
     systems = []
     for i in range(10):  # rescored and reported alternating, more of each than there are colours
-        summary = {"breakdowns": {"dataset": {v: {"ndcg@5": 0.5 + i / 100} for v in DATASETS}}}
-        if i % 2:
-            summary["reported"] = {"source": "a paper", "series": "s"}
+        breakdowns = {"dataset": {v: {"ndcg@5": 0.5 + i / 100} for v in DATASETS}}
+        reported_as = {"source": "a paper", "series": "s"}
+        summary = ChartSummary({}, breakdowns, {}, reported_as) if i % 2 else Summary(breakdowns=breakdowns)
         systems.append((f"system {i}", summary))
     fig = figures.by_axis(track, systems, "dataset", "ndcg@5")
     rescored = [t.marker.color for t in fig.data if not t.name.endswith(figures.REPORTED_MARK)]
@@ -101,8 +103,8 @@ def test_bars_give_each_system_its_own_colour_whatever_reported_bars_are_among_t
 def test_a_chart_grows_with_its_legend_and_its_long_labels():
     track = TRACKS["vdr"]
     cells = {"dataset": {v: {"ndcg@5": 0.5} for v in DATASETS}, "family": {"ViDoRe-V1": {"ndcg@5": 0.5}}}
-    few = [(f"s{i}", {"breakdowns": cells}) for i in range(2)]
-    many = [(f"a long system name number {i:02d}", {"breakdowns": cells}) for i in range(16)]
+    few = [(f"s{i}", Summary(breakdowns=cells)) for i in range(2)]
+    many = [(f"a long system name number {i:02d}", Summary(breakdowns=cells)) for i in range(16)]
     assert figures.by_axis(track, few, "family", "ndcg@5").layout.height == figures.HEIGHT  # short labels, one row
     tilted = figures.by_axis(track, few, "dataset", "ndcg@5").layout.height
     assert tilted > figures.HEIGHT  # the dataset names do not fit side by side: tilted, half their length in height

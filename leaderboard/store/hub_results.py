@@ -5,7 +5,7 @@ What a pull installs is one kind of file at one place: the verdict records
 result that is expensive to make. Each is size-checked from the listing before
 it is downloaded and on disk before it is parsed, then checked whole
 (record.parse); anything else the repo holds (summaries, per-unit scores, the
-index, a file at a path no kind has) is never downloaded: the board rescores
+tables, a file at a path no kind has) is never downloaded: the board rescores
 every submission from its own copy and those verdicts, so a number edited in
 the repo never reaches the page. A local file is the board's own and is kept.
 

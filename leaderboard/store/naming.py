@@ -9,6 +9,7 @@ Layout (same for the Hub dataset repo and the local folder):
 and in RESULTS_REPO, the scoring's results cache (named by scoring.ResultsCache.key), published:
 
     results/<sha256>.<track>.<gold12>.v<METRIC_VERSION>.<judge>.json   summary (.npz: per-unit scores)
+    results/tables/<track>.parquet                                      every summary of a track (results.py)
     results/verdicts/<sha256>.<judge>.json                              an LLM judge's verdicts (judge/record.py):
                                                                         the one kind a pull installs
 

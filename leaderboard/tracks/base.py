@@ -76,7 +76,7 @@ class Chart:
 class TableColumn:
     """A column a track adds to its table beyond its metrics and system fields (vdr retention, futurepedia VAR).
 
-    Its value is `summary["overall"][key]` when the scorer reports it there, else what `Track.derive_columns`
+    Its value is `summary.overall[key]` when the scorer reports it there, else what `Track.derive_columns`
     computes from the table's rows.
     """
 

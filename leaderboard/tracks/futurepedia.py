@@ -17,7 +17,7 @@ from ..metrics import ngram_kernel
 from ..metrics.ngram import answer_row, prepare_answer, split_parts
 from ..problems import Problems
 from ..submission import Envelope
-from ..summarise import Summary, UnitIndex, summarise
+from ..summarise import Summarised, UnitIndex, summarise
 from .base import (
     MAX_ANSWER,
     Axis,
@@ -421,7 +421,7 @@ class FuturepediaTrack(Track):
 
     def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
         values, answered, shares = _unit_values(parsed, gold, self.protocol_work(parsed, gold))
-        summary = Summary()
+        summary = Summarised()
         for task, task_values in values.items():
             summary.merge(summarise(gold.unit_index[task], task_values, answered[task], axes=gold.axes[task]))
         per_lang = summary.breakdowns.get("language", {})

@@ -308,7 +308,7 @@ class UnidocTrack(Track):
 
     def wants_judge(self, summary: dict) -> bool:
         """Only a submission with answers has anything to judge (a retrieval-only run has none)."""
-        return summary.get("extra", {}).get("answered", 0) > 0
+        return summary.extra.get("answered", 0) > 0
 
     # ---- gold ---------------------------------------------------------------------
     def load_gold(self, source: str | Path | None = None) -> UnidocGold:

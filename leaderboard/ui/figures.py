@@ -16,6 +16,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from ..reported import ChartSummary
 from ..tracks import Track
 from ..tracks.base import Chart
 from .format import PALETTE, esc
@@ -129,9 +130,9 @@ NO_CHART = Chart("", "")  # a builder called without its declaration: generic wo
 REPORTED_MARK = " (reported)"  # after a reported system's name in legends and hovers
 
 
-def _reported(summary: dict) -> dict | None:
-    """A reported row's chart info (series, note, source), or None for a rescored system."""
-    return summary.get("reported")
+def _reported(summary) -> dict | None:
+    """A reported row's chart info (series, note, source), or None for a rescored system (a results.Summary)."""
+    return summary.reported if isinstance(summary, ChartSummary) else None
 
 
 def _rescored_only(systems: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
@@ -150,12 +151,12 @@ def by_axis(track: Track, systems: list[tuple[str, dict]], axis: str, metric: st
     fig = go.Figure()
     values: list[str] = list(decl.values)
     for _, s in systems:
-        for v in s.get("breakdowns", {}).get(axis, {}):
+        for v in s.breakdowns.get(axis, {}):
             if v not in values:
                 values.append(v)
     drawn = {False: 0, True: 0}  # rescored and reported systems each get MAX_SERIES bars
     for name, s in systems:
-        cells = s.get("breakdowns", {}).get(axis, {})
+        cells = s.breakdowns.get(axis, {})
         ys = [cells.get(v, {}).get(metric) for v in values]
         is_reported = bool(_reported(s))
         if all(y is None for y in ys) or drawn[is_reported] == MAX_SERIES:
@@ -188,7 +189,7 @@ def by_axis(track: Track, systems: list[tuple[str, dict]], axis: str, metric: st
 
 
 def scatter(track: Track, systems: list[tuple[str, dict]], x: str, y: str, chart: Chart = NO_CHART) -> go.Figure:
-    pts = [(n, s["overall"].get(x), s["overall"].get(y)) for n, s in systems]
+    pts = [(n, s.overall.get(x), s.overall.get(y)) for n, s in systems]
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
     if not pts:
         judged = any(track.metric(k).needs_judge for k in (x, y) if k in {m.key for m in track.metrics})
@@ -228,7 +229,7 @@ def avg_var(track: Track, systems: list[tuple[str, dict]], metric: str, chart: C
     """
     over = _axis_label(track, chart.axis) if chart.axis else "categories"
     systems = _rescored_only(systems)
-    pts = [(n, s["overall"].get(metric), s["overall"].get(f"{metric}_var")) for n, s in systems]
+    pts = [(n, s.overall.get(metric), s.overall.get(f"{metric}_var")) for n, s in systems]
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
     if not pts:
         return message_figure(chart.empty or f"No system has {_label(track, metric)} yet.")
@@ -253,7 +254,7 @@ def avg_var(track: Track, systems: list[tuple[str, dict]], metric: str, chart: C
 
 def shares(track: Track, systems: list[tuple[str, dict]], axis: str, chart: Chart = NO_CHART) -> go.Figure:
     """Stacked horizontal bars: each system's mean share per value of `axis` (e.g. document language)."""
-    rows = [(n, s.get("breakdowns", {}).get(axis)) for n, s in _rescored_only(systems)]
+    rows = [(n, s.breakdowns.get(axis)) for n, s in _rescored_only(systems)]
     rows = [(n, c) for n, c in rows if c]
     if not rows:
         return message_figure(chart.empty or f"No system has shares per {_axis_label(track, axis)} yet.")
@@ -276,7 +277,7 @@ def shares(track: Track, systems: list[tuple[str, dict]], axis: str, chart: Char
 
 def pair_heatmap(track: Track, name: str, summary: dict, axis: str, metric: str, chart: Chart = NO_CHART) -> go.Figure:
     """One system's `axis` values ("row-column" pairs) as a matrix: rows the first part, columns the second."""
-    cells = summary.get("breakdowns", {}).get(axis)
+    cells = summary.breakdowns.get(axis)
     if not cells:
         return message_figure(f"{name} has no results per {_axis_label(track, axis)}.")
     langs = list(dict.fromkeys([p.split("-")[0] for p in cells] + [p.split("-")[1] for p in cells]))
@@ -316,12 +317,12 @@ def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, grou
     """One curve per `group` of rescored systems, the Pareto front of those; reported rows as their own dotted
     series (one per source: a published curve, uncompressed models), never on the front."""
     published = [
-        (n, s["overall"].get(x), s["overall"].get(y), s["reported"]["series"], _reported_hover(s))
+        (n, s.overall.get(x), s.overall.get(y), s.reported["series"], _reported_hover(s))
         for n, s in systems
-        if _reported(s) and s["overall"].get(x) is not None and s["overall"].get(y) is not None
+        if _reported(s) and s.overall.get(x) is not None and s.overall.get(y) is not None
     ]
     systems = _rescored_only(systems)
-    pts = [(n, s["overall"].get(x), s["overall"].get(y), str(s.get("system", {}).get(group, "?"))) for n, s in systems]
+    pts = [(n, s.overall.get(x), s.overall.get(y), str(s.system.get(group, "?"))) for n, s in systems]
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
     if not pts and published:
         fig = go.Figure()

@@ -106,9 +106,9 @@ def submission_status(status, entry, track: Track | None) -> str:
     if status.ok and status.file is not None:
         if entry is not None and entry.status == "scored" and track is not None:
             cells = "".join(
-                f"<tr><th>{esc(m.label)}</th><td>{num(entry.summary['overall'].get(m.key))}</td></tr>"
+                f"<tr><th>{esc(m.label)}</th><td>{num(entry.summary.overall.get(m.key))}</td></tr>"
                 for m in track.metrics
-                if m.key in entry.summary.get("overall", {})
+                if m.key in entry.summary.overall
             )
             head += (
                 f"<p>Scored: submission <code>{esc(entry.id)}</code>"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from ..results import Protocol
 from ..tracks import Track
 from .format import ci_text, esc, num
 
@@ -31,15 +32,13 @@ def _metric_label(track: Track, key: str) -> str:
     return next((m.label for m in track.metrics if m.key == key), key)
 
 
-def side_by_side(track: Track | None, summary: Mapping) -> str:
+def side_by_side(track: Track | None, summary) -> str:
     """Both protocols' headline numbers, their difference, the declared deviations and (when the summary carries
     them) each one's effect on this file; "" for a track without deviations or a summary without scores."""
-    if track is None or not track.deviations or summary.get("status") != "scored":
+    if track is None or not track.deviations or summary.status != "scored":
         return ""
-    official = summary.get("official")
-    official = official if isinstance(official, Mapping) else {}
-    board_overall = summary.get("overall") or {}
-    official_overall = official.get("overall") if isinstance(official.get("overall"), Mapping) else {}
+    official = summary.official or Protocol()
+    board_overall, official_overall = summary.overall, official.overall
     rows = []
     for m in track.metrics:
         b, o = _number(board_overall.get(m.key)), _number(official_overall.get(m.key))
@@ -49,12 +48,12 @@ def side_by_side(track: Track | None, summary: Mapping) -> str:
         judged = " (judged: one protocol)" if m.needs_judge else ""
         rows.append(
             f"<tr><th>{esc(m.label)}{judged}</th>"
-            f"<td>{num(b)} <small>{_ci(summary.get('ci') or {}, m.key)}</small></td>"
-            f"<td>{num(o)} <small>{_ci(official.get('ci') or {}, m.key)}</small></td><td>{diff}</td></tr>"
+            f"<td>{num(b)} <small>{_ci(summary.ci, m.key)}</small></td>"
+            f"<td>{num(o)} <small>{_ci(official.ci, m.key)}</small></td><td>{diff}</td></tr>"
         )
 
-    def count(part: Mapping, key: str) -> str:
-        value = part.get(key)
+    def count(part, key: str) -> str:
+        value = getattr(part, key)
         return f"{value:,}" if type(value) is int else "–"
 
     rows.append(
@@ -65,7 +64,7 @@ def side_by_side(track: Track | None, summary: Mapping) -> str:
         '<table class="meta protocols"><caption>Scores: board and official script</caption>'
         "<tr><th></th><th>board</th><th>official script</th><th>board − official</th></tr>" + "".join(rows) + "</table>"
     )
-    return table + deviations_table(track, summary.get("deviations"))
+    return table + deviations_table(track, summary.deviations)
 
 
 def _effects(stored) -> dict[str, dict[str, float]]:

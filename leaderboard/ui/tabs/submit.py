@@ -35,7 +35,7 @@ def submission_result_html(board: Board, track_name: str, user: str, path: Path,
     entry = None
     if status.ok and status.file is not None:
         entry = next((x for x in board.entries() if x.path == status.file.path), None)
-    track = TRACKS.get(entry.summary.get("track") or "") if entry is not None else None
+    track = TRACKS.get(entry.summary.track or "") if entry is not None else None
     return html.submission_status(status, entry, track)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ...ranking import BOARD, OFFICIAL, protocol_of
+from ...reported import ChartSummary
 from ...service import Board
 from ...tracks import Track
 from .. import columns as cols
@@ -250,7 +251,7 @@ class TrackTab:
         systems = views.chart_systems(self.board, self.track.name, raw, view.protocol)
         fig = views.chart(self.track, index, systems, metric_label, system_id)
         if self.track.deviations:  # which scores these are, and what the reported ones are beside them
-            fig = figures.with_protocol(fig, view.protocol == OFFICIAL, any(s.get("reported") for _, s in systems))
+            fig = figures.with_protocol(fig, view.protocol == OFFICIAL, any(isinstance(s, ChartSummary) for _, s in systems))
         one_system = self.track.charts[index].kind == "pair_heatmap"  # draws the picked system alone: nothing left out
         return fig if one_system else figures.with_note(fig, note)
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ... import ranking, reported
 from ...ranking import BOARD, OFFICIAL, Entry
+from ...results import PARTS
 from ...service import Board
 from ...tracks import TRACKS, Track
 from .. import columns as cols
@@ -73,7 +74,7 @@ def track_entries(board: Board, track_name: str, protocol: str = BOARD) -> list[
         return per_version(
             board,
             ("entries", track_name, OFFICIAL),
-            lambda: ranking.entries_in(track, track_entries(board, track_name), OFFICIAL),
+            lambda: ranking.entries_in(track, board.entries(track_name, PARTS), OFFICIAL),
         )
     return per_version(board, ("entries", track_name), lambda: board.entries(track_name))
 

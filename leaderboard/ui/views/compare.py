@@ -45,8 +45,8 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
     rows = []
     for m in c["metrics"]:
         label = m.label
-        if TRACKS[a.summary["track"]].metric(m.key).needs_judge:
-            label += f" (judge: {judge_label(a.summary.get('judge', ''))})"
+        if TRACKS[a.summary.track].metric(m.key).needs_judge:
+            label += f" (judge: {judge_label(a.summary.judge)})"
         rows.append(
             {
                 "Metric": label,
@@ -86,7 +86,8 @@ NO_TEST = "no significance test: reported figures"
 
 
 def _compared(board: Board, entry_id: str) -> tuple[str, str, dict, bool] | None:
-    """(track name, name, summary, reported?) of a system to compare: a visible rescored one or a reported row."""
+    """(track name, name, its figures {"overall", "breakdowns"}, reported?) of a system to compare: a visible
+    rescored one or a reported row."""
     found = reported_row(board, entry_id)
     if found is not None:
         track, row = found
@@ -94,7 +95,7 @@ def _compared(board: Board, entry_id: str) -> tuple[str, str, dict, bool] | None
     e = visible_entry(board, entry_id)
     if e is None or e.status != "scored":
         return None
-    return e.summary.get("track"), e.name, e.summary, False
+    return e.summary.track, e.name, {"overall": e.summary.overall, "breakdowns": e.summary.breakdowns}, False
 
 
 def reported_compare_view(board: Board, a_id: str, b_id: str):

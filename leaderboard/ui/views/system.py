@@ -36,7 +36,7 @@ def detail(board: Board, entry_id: str | None) -> tuple[str, pd.DataFrame, pd.Da
 
 def _meta_html(e: Entry) -> str:
     s = e.summary
-    track = TRACKS.get(s.get("track") or "")
+    track = TRACKS.get(s.track or "")
     status = (
         f"duplicate of {e.duplicate_of} (not ranked: the earliest copy of these predictions is)" if e.duplicate_of else e.status
     )
@@ -47,9 +47,9 @@ def _meta_html(e: Entry) -> str:
         ("File", f"<code>{esc(e.path)}</code>"),
         ("Submitted by", esc(e.user or "")),
         ("Submitted", esc(e.submitted_at or "")),
-        ("Scored", esc(s.get("scored_at", ""))),
-        ("Metric version", esc(s.get("metric_version", ""))),
-        ("Judge", esc(judge_label(s.get("judge", "")))),
+        ("Scored", esc(s.scored_at)),
+        ("Metric version", esc(s.metric_version)),
+        ("Judge", esc(judge_label(s.judge))),
     ]
     for key, value in e.system.items():
         if key == "name":
@@ -67,21 +67,21 @@ def _meta_html(e: Entry) -> str:
         rows.append(("Maintainers' flag", esc(f"{e.flag.get('status')}: {e.flag.get('reason', '')}")))
     body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
     html = f'<table class="meta">{body}</table>'
-    if s.get("overall"):
+    if s.overall:
         metrics = "".join(
-            f"<tr><th>{esc(m.label)}</th><td>{num(s['overall'].get(m.key))} <small>{ci_text(*(s.get('ci', {}).get(m.key) or [None, None]))}</small></td></tr>"
+            f"<tr><th>{esc(m.label)}</th><td>{num(s.overall.get(m.key))} <small>{ci_text(*(s.ci.get(m.key) or [None, None]))}</small></td></tr>"
             for m in (track.metrics if track else [])
-            if m.key in s["overall"]
+            if m.key in s.overall
         )
-        html += f'<table class="meta">{metrics}</table><p>{s.get("n", 0)} units scored, {s.get("missing", 0)} missing.</p>'
+        html += f'<table class="meta">{metrics}</table><p>{s.n} units scored, {s.missing} missing.</p>'
         html += protocol_html.side_by_side(track, s)  # the official script's protocol beside the board's
-    if s.get("errors"):
-        items = "".join(f"<li><code>{esc(err)}</code></li>" for err in s["errors"])
-        html += f'<div class="errors"><b>{s.get("error_count") or len(s["errors"]):,} problem(s):</b><ul>{items}</ul></div>'
-    if s.get("warnings"):
-        items = "".join(f"<li>{esc(w)}</li>" for w in s["warnings"][:20])
-        html += f"<details><summary>{len(s['warnings'])} warning(s)</summary><ul>{items}</ul></details>"
-    ledger = s.get("judge_ledger")
+    if s.errors:
+        items = "".join(f"<li><code>{esc(err)}</code></li>" for err in s.errors)
+        html += f'<div class="errors"><b>{s.error_count or len(s.errors):,} problem(s):</b><ul>{items}</ul></div>'
+    if s.warnings:
+        items = "".join(f"<li>{esc(w)}</li>" for w in s.warnings[:20])
+        html += f"<details><summary>{len(s.warnings)} warning(s)</summary><ul>{items}</ul></details>"
+    ledger = s.judge_ledger
     if ledger:
         html += (
             "<p>Judge cost: "
@@ -121,8 +121,8 @@ def _batch_cost(ledger: dict) -> str:
 
 def _breakdown_frame(e: Entry) -> pd.DataFrame:
     rows = []
-    track = TRACKS.get(e.summary.get("track") or "")
-    for axis, cells in e.summary.get("breakdowns", {}).items():
+    track = TRACKS.get(e.summary.track or "")
+    for axis, cells in e.summary.breakdowns.items():
         label = next((a.label for a in track.axes if a.key == axis), axis) if track else axis
         for value, metrics in cells.items():
             rows.append(
@@ -143,7 +143,7 @@ def _metric_label(track: Track | None, key: str) -> str:
 
 def unit_frame(board: Board, e: Entry, category: str | None = None, search: str = "", limit: int = 500) -> pd.DataFrame:
     """Per-unit scores of a submission with the unit's categories; NaN = not answered."""
-    track = TRACKS.get(e.summary.get("track") or "")
+    track = TRACKS.get(e.summary.track or "")
     if track is None or e.status != "scored":
         return pd.DataFrame()
     units = board.units(e)
@@ -183,7 +183,7 @@ def unit_categories(board: Board, e: Entry, most: int = 64) -> list[str]:
     values over the whole gold (at most `most`, and fewer than half the units):
     question texts, gold answers and query ids never are.
     """
-    track = TRACKS.get(e.summary.get("track") or "")
+    track = TRACKS.get(e.summary.track or "")
     if track is None:
         return []
     info = board.unit_info(track.name)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ... import ranking, reported
 from ...ranking import BOARD, OFFICIAL
-from ...results_index import LazyBreakdowns
+from ...reported import ChartSummary
 from ...service import Board
 from ...tracks import TRACKS, SystemField, Track
 from .. import columns as cols
@@ -64,20 +64,14 @@ def _slice_choices(board: Board, track: Track) -> list[str]:
     return out
 
 
-def axis_values(summary: dict, axis: str):
+def axis_values(summary, axis: str):
     """The values of `axis` a summary has breakdowns for (its breakdowns' axis keys)."""
-    breakdowns = summary.get("breakdowns", {})
-    if isinstance(breakdowns, LazyBreakdowns):  # from the results index: the values without their cells
-        return breakdowns.values_of(axis)
-    return breakdowns.get(axis, {})
+    return summary.breakdowns.get(axis, {})
 
 
-def axis_metric(summary: dict, axis: str, metric: str) -> dict:
+def axis_metric(summary, axis: str, metric: str) -> dict:
     """{value: its `metric` (None when absent)} of a summary's breakdowns along `axis`."""
-    breakdowns = summary.get("breakdowns", {})
-    if isinstance(breakdowns, LazyBreakdowns):  # from the results index: that metric of each cell decoded only
-        return breakdowns.metric_of(axis, metric)
-    return {value: scores.get(metric) for value, scores in breakdowns.get(axis, {}).items()}
+    return {value: scores.get(metric) for value, scores in summary.breakdowns.get(axis, {}).items()}
 
 
 def parse_slice(track: Track, choice: str | None) -> tuple[str, str] | None:
@@ -141,7 +135,7 @@ def _filter_choices(board: Board, track: Track) -> dict[str, list[str]]:
     out = _declared(track)
     for e in track_entries(board, track.name):
         for key in out:
-            v = e.summary.get("judge") if key == "judge" else e.system.get(key)
+            v = e.summary.judge if key == "judge" else e.system.get(key)
             if isinstance(v, str) and v and key != "has" and v != "none":
                 out[key].add(v)
     for row in reported_rows(board, track):  # reported rows are filtered like the others: their values are choices
@@ -403,10 +397,8 @@ def chart(track: Track, chart_index: int, systems: list[tuple[str, dict]], metri
     if c.kind == "pair_heatmap":
         decl = next(a for a in track.axes if a.key == c.axis)
         key = metric if metric in decl.metrics else decl.metrics[0]
-        pick = next(
-            ((n, s) for n, s in systems if s.get("sha256", "")[:12] == pair_system and c.axis in s.get("breakdowns", {})), None
-        )
-        pick = pick or next(((n, s) for n, s in systems if c.axis in s.get("breakdowns", {})), None)
+        pick = next(((n, s) for n, s in systems if s.sha256[:12] == pair_system and c.axis in s.breakdowns), None)
+        pick = pick or next(((n, s) for n, s in systems if c.axis in s.breakdowns), None)
         if pick is None:
             return figures.message_figure(c.empty or f"No system has results per {decl.label.lower()} yet.")
         return figures.safe(figures.pair_heatmap, track, pick[0], pick[1], c.axis, key, c)
@@ -439,7 +431,7 @@ def _leaders_html(board: Board, track: Track, raw: pd.DataFrame, rank_key: str, 
         # one pass over the systems per axis (not per value): the best per (value, rescored/reported)
         bests: dict[str, dict[bool, tuple[str, float] | None]] = {}
         for name, s in systems:
-            kind = bool(s.get("reported"))
+            kind = isinstance(s, ChartSummary)
             for value, x in axis_metric(s, axis, metric).items():
                 best = bests.get(value)
                 if best is None:  # not setdefault: its default would be built for every (system, value)
