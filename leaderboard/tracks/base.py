@@ -267,6 +267,8 @@ class Track(ABC):
     description: str
     metrics: tuple[Metric, ...]
     rank_by: str
+    # Metrics the leaders strip above the table shows beside the ranking one (who leads on each, and who ties).
+    headline: tuple[str, ...] = ()
     axes: tuple[Axis, ...]
     system_fields: tuple[SystemField, ...]
     unit_label: str = "question"

@@ -168,6 +168,7 @@ class VdrTrack(Track):
         ),
     )
     rank_by = "ndcg@5"
+    headline = ("ndcg@5",)
     axes = (Axis("dataset", "Dataset"), Axis("family", "Dataset family", tuple(FAMILIES)))
     system_fields = (
         SystemField("name", "System", required=True),

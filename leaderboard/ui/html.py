@@ -12,7 +12,7 @@ from ..ranking import BOARD, OFFICIAL, protocol_of
 from ..reported import LEGEND
 from ..service import Board
 from ..tracks import Track
-from .format import esc, num
+from .format import ci_text, esc, num
 
 TITLE = "Open RAG Leaderboard"
 TAGLINE = "Retrieval-augmented generation over real documents: every number recomputed from raw predictions."
@@ -58,6 +58,63 @@ def reported_legend(track: Track | None = None, protocol: str = BOARD) -> str:
             "Scores: official script to compare like for like)."
         )
     return f'<p class="reported-legend"><span class="reported-badge">reported</span> {esc(text)}</p>'
+
+
+def _figure(value: float, percent: bool) -> str:
+    return f"{value:.1%}" if percent else num(value)
+
+
+def _lead_card(lead) -> str:
+    """One metric's card of the strip (views.Leader): the leader, its ties and the best reported figure."""
+    tag = ' <span class="lead-tag">ranks the table</span>' if lead.ranks else ""
+    head = f'<span class="lead-metric">{esc(lead.label)}</span>{tag}'
+    reported = ""
+    if lead.reported is not None:
+        r = lead.reported
+        reported = (
+            f'<span class="lead-reported" title="{esc(r.source)}"><span class="reported-badge">reported</span> best: '
+            f'<span class="lead-rname">{esc(r.name)}</span> {_figure(r.value, lead.percent)}</span>'
+        )
+    if lead.id is None:
+        top = '<span class="lead-none">no rescored system has it yet</span>'
+        return f'<div class="lead-card" data-metric="{esc(lead.key)}"><div class="lead-line">{head} {top}</div>' + (
+            f'<div class="lead-line">{reported}</div></div>' if reported else "</div>"
+        )
+    ci = ci_text(lead.low, lead.high) if lead.low is not None else ""
+    ci_html = f" <sub>{ci}</sub>" if ci else ""
+    top = (
+        f'<b class="lead-name" title="{esc(lead.name)}">{esc(lead.name)}</b> '
+        f'<span class="lead-value">{_figure(lead.value, lead.percent)}</span>{ci_html}'
+    )
+    if lead.tied:
+        names = ", ".join(lead.tied_names) + (", …" if lead.tied > len(lead.tied_names) else "")
+        ties = f'<span title="{esc(names)}">tied with {lead.tied} of {lead.systems - 1} others</span>'
+    else:
+        ties = f"ahead of all {lead.systems - 1} others" if lead.systems > 1 else "the only system"
+    ties_html = f'<span class="lead-ties">{ties} <i>({esc(lead.criterion)})</i></span>'
+    sep = " · " if reported else ""
+    return (
+        f'<div class="lead-card{" ranks" if lead.ranks else ""}" data-metric="{esc(lead.key)}">'
+        f'<div class="lead-line">{head} {top}</div><div class="lead-line">{ties_html}{sep}{reported}</div></div>'
+    )
+
+
+def leaders_strip(strip) -> str:
+    """The leaders strip above a track's table (a views.Strip): one card per metric; names are escaped."""
+    if not strip.leaders:
+        return ""
+    scope = f'<span class="lead-scope">{esc(strip.scope)}</span>' if strip.scope else ""
+    official = '<span class="lead-scope">official script</span>' if strip.protocol == OFFICIAL else ""
+    cards = "".join(_lead_card(lead) for lead in strip.leaders)
+    return f'<div class="lead-strip" role="region" aria-label="Who leads">{scope}{official}{cards}</div>'
+
+
+def filter_chips(active: list[tuple[str, str]]) -> str:
+    """The active filters as chips ((filter label, value) pairs), shown while the Filters group is folded."""
+    if not active:
+        return ""
+    chips = "".join(f'<span class="chip">{esc(label)}: {esc(value)}</span>' for label, value in active)
+    return f'<div class="filter-chips" aria-label="Active filters">{chips}</div>'
 
 
 def compare_summary(text: str) -> str:

@@ -68,56 +68,68 @@ class TrackTab:
             )
         choices = views.filter_choices(board, t) if on_screen else views.declared_filter_choices(t)
         self.filter_fields = views.filter_fields(t)
-        with gr.Row():
-            self.filters = [
-                current_choices(
-                    gr.Dropdown(
-                        keyed(choices.get(f.key, [])),
-                        value=[],
-                        multiselect=True,
-                        label=f.label,
-                        elem_id=f"{t.name}-filter-{f.key}",
-                    ),
-                    lambda key=f.key: keyed(views.filter_choices(self.board, t).get(key, [])),
-                    f.label,
+        # Folded: the first screen is for the table; the active filters show as chips beside the folded groups.
+        with gr.Row(equal_height=False, elem_classes=["fold-row"]):
+            with gr.Accordion("Filters", open=False, elem_id=f"{t.name}-filters"):
+                with gr.Row():
+                    self.filters = [
+                        current_choices(
+                            gr.Dropdown(
+                                keyed(choices.get(f.key, [])),
+                                value=[],
+                                multiselect=True,
+                                label=f.label,
+                                elem_id=f"{t.name}-filter-{f.key}",
+                            ),
+                            lambda key=f.key: keyed(views.filter_choices(self.board, t).get(key, [])),
+                            f.label,
+                        )
+                        for f in self.filter_fields
+                    ]
+            with gr.Accordion("Columns", open=False):
+                self.columns = accepts_labels(
+                    gr.CheckboxGroup(
+                        views.optional_columns(t),
+                        value=views.default_columns(t),
+                        label="Shown columns",
+                        elem_id=f"{t.name}-columns",
+                    )
                 )
-                for f in self.filter_fields
-            ]
-        with gr.Accordion("Columns", open=False):
-            self.columns = accepts_labels(
-                gr.CheckboxGroup(
-                    views.optional_columns(t), value=views.default_columns(t), label="Shown columns", elem_id=f"{t.name}-columns"
-                )
-            )
+            self.chips = gr.HTML("", elem_id=f"{t.name}-chips")
+        page_rows = views.page_rows(self.board)
+        if on_screen:
+            # the initial page only: formatting cost stays that of one page however many systems the board has
+            view = views.TableView(show_reported=True, rows=page_rows)
+            disp, raw, every = views.table_page(board, t.name, view)
+            note = views.page_note(raw, every)
+            value, datatype = views.table_value(disp, raw, t), views.datatypes(disp, t)
+            # Its leaders come with the page's load, which selects the tab and so re-renders its table and leaders
+            # (a pass over every system's breakdowns, once per board version): not computed by every start.
+            leaders = ""
+            # The strip is the first screen's answer: drawn with the table (and kept for the load's render).
+            strip = html.leaders_strip(views.leaders(board, t.name, view))
+            systems = views.system_choices(board, t.name, limit=page_rows)
+        else:  # drawn when it opens
+            value, datatype, note, leaders, strip, systems = None, "str", "", "", "", []
+        # Who leads on the ranking metric and the headline ones, and who is tied with them: above the table
+        self.strip = gr.HTML(strip, elem_id=f"{t.name}-strip")
+        self.table = gr.Dataframe(
+            value,
+            datatype=datatype,
+            interactive=False,
+            wrap=False,  # one line per row: the CI beside its value in smaller type
+            pinned_columns=sum(1 for c in cols.columns(t) if c.kind == "rank" and (c.shown or not c.optional)) + 1,
+            show_search="none",
+            max_height=640,
+            elem_id=f"{t.name}-table",
+            label=f"{t.title}: ranked by {t.metric(t.rank_by).label}" + (f" · {note}" if note else ""),
+        )
         # Published figures beside the rescored rows (leaderboard/reported.py): on by default, kept in the permalink.
         with gr.Row(equal_height=True, visible=bool(t.reported_files)):
             self.show_reported = gr.Checkbox(
                 value=True, label="show reported results", scale=0, min_width=220, elem_id=f"{t.name}-show-reported"
             )
             self.legend = gr.HTML(html.reported_legend(t), elem_id=f"{t.name}-reported-legend")
-        page_rows = views.page_rows(self.board)
-        if on_screen:
-            # the initial page only: formatting cost stays that of one page however many systems the board has
-            disp, raw, every = views.table_page(board, t.name, views.TableView(show_reported=True, rows=page_rows))
-            note = views.page_note(raw, every)
-            value, datatype = views.table_value(disp, raw, t), views.datatypes(disp, t)
-            # Its leaders come with the page's load, which selects the tab and so re-renders its table and leaders
-            # (a pass over every system's breakdowns, once per board version): not computed by every start.
-            leaders = ""
-            systems = views.system_choices(board, t.name, limit=page_rows)
-        else:  # drawn when it opens
-            value, datatype, note, leaders, systems = None, "str", "", "", []
-        self.table = gr.Dataframe(
-            value,
-            datatype=datatype,
-            interactive=False,
-            wrap=True,
-            pinned_columns=3,
-            show_search="none",
-            max_height=640,
-            elem_id=f"{t.name}-table",
-            label=f"{t.title}: ranked by {t.metric(t.rank_by).label}" + (f" · {note}" if note else ""),
-        )
         # Who leads per category among rescored and among reported rows (tracks with reported figures)
         self.leaders = gr.HTML(leaders, elem_id=f"{t.name}-leaders")
         with gr.Row():
@@ -215,6 +227,7 @@ class TrackTab:
         rank_label = t.metric(rank_key).label
         scope = "" if view.scores_on in (None, views.ALL) else f", scores on {view.scores_on}"
         shown = views.leaders_html(self.board, t, every, rank_key, view.protocol) if scope == "" and leaders else ""
+        strip = html.leaders_strip(views.leaders(self.board, t.name, view)) if leaders else gr.update()
         return (
             gr.update(
                 value=views.table_value(disp, raw, t),
@@ -227,7 +240,18 @@ class TrackTab:
             shown,
             gr.update(visible=bool(cut)),
             gr.update(visible=bool(cut) or view.rows != views.page_rows(self.board)),
+            strip,
+            html.filter_chips(self.active_filters(view)),
         )
+
+    def active_filters(self, view: views.TableView) -> list[tuple[str, str]]:
+        """(filter label, value) of each value chosen in the folded filters ("Has results for" by metric label)."""
+        labels = {m.key: m.label for m in self.track.metrics}
+        return [
+            (f.label, labels.get(v, v) if f.key == "has" else v)
+            for f in self.filter_fields
+            for v in view.filters.get(f.key) or []
+        ]
 
     def table_api(self, *controls):
         """The table for a view, as an API endpoint (no URL side effect)."""
@@ -282,7 +306,7 @@ class TrackTab:
     # ---- permalink ----------------------------------------------------------------------------
     @property
     def restore_outputs(self) -> list:
-        return [*self.controls, self.table, self.leaders, self.more, self.chart_system]
+        return [*self.controls, self.table, self.leaders, self.more, self.chart_system, self.strip, self.chips]
 
     def restore(self, params: dict[str, list[str]], tab: str) -> dict:
         """Control values from a permalink (unknown values fall back to defaults); defaults unless this tab is named."""
@@ -323,11 +347,13 @@ class TrackTab:
         # load, and its select re-renders its table: with the board as it is then, its leaders included.)
         if tab == self.id and not self.drawn_at_build:
             view = self.view([rank_key, slice_choice, search, *wanted, columns, show, rows, protocol])
-            table, _, leaders, more, rows_shown = self.render_view(None, view)
+            table, _, leaders, more, rows_shown, strip, chips = self.render_view(None, view)
             out.update({self.table: table, self.leaders: leaders, self.more: more, self.rows: {**rows_shown, "value": rows}})
+            out.update({self.strip: strip, self.chips: chips})
             out[self.chart_system] = self.repick_system(None)
         else:  # drawn already (or drawn when it opens): left as it is
-            out.update({c: gr.update() for c in (self.table, self.leaders, self.more, self.chart_system)})
+            kept = (self.table, self.leaders, self.more, self.chart_system, self.strip, self.chips)
+            out.update({c: gr.update() for c in kept})
         return out
 
     # ---- events -------------------------------------------------------------------------------
@@ -392,7 +418,7 @@ class TrackTab:
         page.data_version.change(self.repick_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
 
     def render_outputs(self, page: Page) -> list:
-        return [self.table, page.url, self.leaders, self.more, self.rows]
+        return [self.table, page.url, self.leaders, self.more, self.rows, self.strip, self.chips]
 
     def open_row(self, evt: gr.SelectData):
         """A click on a table row opens that submission in the System tab (when the Id column is shown)."""
