@@ -186,7 +186,7 @@ class VdrTrack(Track):
             "nDCG@5 against compression (Pareto front marked)",
             x="compression",
             y="ndcg@5",
-            group="model",
+            group=("model", "method"),  # a model's prune and merge runs are two curves, not one zig-zag
             empty="No system reports compression yet.",
             x_title="share of vectors removed",
         ),
