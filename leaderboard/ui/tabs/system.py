@@ -147,9 +147,11 @@ class SystemTab:
         return self.id, gr.update(value=self.leader(previous))
 
     def restore(self, params: dict[str, list[str]], tab: str) -> dict:
-        want = urlstate.first(params, "sys")
-        want = want if _opens(self.board, want) else None  # any system: a link may name the 9,000th
-        if want is None and tab == self.id:  # a link to the tab itself: it opens on a leader too
+        asked = urlstate.first(params, "sys")
+        want = asked if _opens(self.board, asked) else None  # any system: a link may name the 9,000th
+        # A link to the tab naming no system opens on a leader too; a wrong id stays unpicked (another system in
+        # its place would pass for the one the link names).
+        if asked is None and tab == self.id:
             want = self.leader(None)
         return {self.system: gr.update(choices=all_systems(self.board, views.page_rows(self.board), keep=[want]), value=want)}
 
