@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from leaderboard import ranking
+from leaderboard.compare import compare_metric
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -90,6 +91,13 @@ def test_the_strip_names_the_leader_its_ties_and_the_best_reported_figure(board)
     assert lead.reported.name == best.name and lead.reported.value == best.overall["recall@10"]
     text = html.leaders_strip(strip)
     assert "tie = 95% CIs overlap" in text and "reported" in text and f"{best.overall['recall@10']:.3f}" in text
+    # the paired test against the runner-up, as the Compare tab runs it
+    runner = board.entry(scored.iloc[1]["id"])
+    test = compare_metric(
+        track, board.gold("unidoc"), "recall@10", board.units(board.entry(lead.id))["recall@10"], board.units(runner)["recall@10"]
+    )
+    assert lead.runner_up == runner.name and lead.paired_p == test.p_value and lead.paired_significant == test.significant
+    assert "vs #2: paired p" in text
     # reported rows hidden: none beside it either
     assert views.leaders(board, "unidoc", views.TableView(show_reported=False)).leaders[0].reported is None
 
@@ -104,6 +112,7 @@ def test_the_strip_follows_the_ranking_metric_filters_slice_and_scores(board):
     assert text.id == texts.iloc[0]["id"] and text.systems == len(texts)
     on_slice = views.leaders(board, "unidoc", views.TableView(scores_on="Domain: finance"))
     assert on_slice.scope == "scores on Domain: finance" and on_slice.leaders[0].low is None
+    assert on_slice.leaders[0].paired_p is None  # no per-unit arrays of a slice's own: no paired test
     assert "no CI on a slice" in on_slice.leaders[0].criterion
     official = views.leaders(board, "futurepedia", views.TableView(protocol=ranking.OFFICIAL))
     frame = views.ranked(board, "futurepedia", protocol=ranking.OFFICIAL)

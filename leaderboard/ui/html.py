@@ -92,10 +92,17 @@ def _lead_card(lead) -> str:
     else:
         ties = f"ahead of all {lead.systems - 1} others" if lead.systems > 1 else "the only system"
     ties_html = f'<span class="lead-ties">{ties} <i>({esc(lead.criterion)})</i></span>'
-    sep = " · " if reported else ""
+    paired = ""
+    if lead.paired_p is not None:
+        verdict = "significant" if lead.paired_significant else "not significant"
+        paired = (
+            f'<span class="lead-paired" title="paired bootstrap over the units both answered, against {esc(lead.runner_up)}">'
+            f"vs #2: paired p {'< 0.001' if lead.paired_p < 0.001 else f'{lead.paired_p:.3f}'}, {verdict}</span>"
+        )
+    line = " · ".join(part for part in (ties_html, reported, paired) if part)
     return (
         f'<div class="lead-card{" ranks" if lead.ranks else ""}" data-metric="{esc(lead.key)}">'
-        f'<div class="lead-line">{head} {top}</div><div class="lead-line">{ties_html}{sep}{reported}</div></div>'
+        f'<div class="lead-line">{head} {top}</div><div class="lead-line">{line}</div></div>'
     )
 
 

@@ -12,12 +12,14 @@ No Gradio here: ui/html.py renders it, ui/tabs/track.py puts it on the page, tes
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ... import ranking
+from ...compare import compare_metric
 from ...service import Board
 from ...tracks import TRACKS, Track
 from .. import columns as cols
@@ -56,6 +58,11 @@ class Leader:
     tied_names: tuple[str, ...] = ()  # the first few of them, best first
     criterion: str = OVERLAP
     reported: Reported | None = None
+    # The paired test of the leader against the runner-up over the units both answered (compare.py), on the
+    # board's overall scores (a slice or the official script's scores have no per-unit arrays of their own here).
+    runner_up: str = ""
+    paired_p: float | None = None
+    paired_significant: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,10 @@ def _leaders(board: Board, track: Track, rank_key: str, view: TableView, protoco
     out = []
     for key in strip_metrics(track, rank_key):
         raw = filtered_table(board, track.name, key, view.scores_on, view.search, view.filters, view.show_reported, protocol)
-        out.append(leader_of(track, raw, key, ranks=key == rank_key, on_slice=on_slice))
+        lead = leader_of(track, raw, key, ranks=key == rank_key, on_slice=on_slice)
+        if not on_slice and protocol == ranking.BOARD and lead.id is not None:
+            lead = with_paired_test(board, track, raw, lead)
+        out.append(lead)
     scope = f"scores on {view.scores_on}" if on_slice else ""
     return Strip(track.name, tuple(out), scope, protocol)
 
@@ -133,6 +143,24 @@ def leader_of(track: Track, raw: pd.DataFrame, key: str, ranks: bool = False, on
         criterion=criterion,
         reported=best_reported,
     )
+
+
+def with_paired_test(board: Board, track: Track, raw: pd.DataFrame, lead: Leader) -> Leader:
+    """`lead` with the paired test against the runner-up of the same rows (unchanged when there is none, or when
+    either system has no per-unit scores on the metric)."""
+    rescored = raw[~raw["reported"].astype(bool) & raw["rank"].notna() & raw[lead.key].notna()] if "reported" in raw else raw
+    if len(rescored) < 2:
+        return lead
+    a, b = board.entry(lead.id), board.entry(str(rescored.iloc[1]["id"]))
+    if a is None or b is None:
+        return lead
+    units_a, units_b = board.units(a), board.units(b)
+    if lead.key not in units_a or lead.key not in units_b:
+        return lead
+    test = compare_metric(track, board.gold(track.name), lead.key, units_a[lead.key], units_b[lead.key])
+    if test.p_value is None:
+        return lead
+    return dataclasses.replace(lead, runner_up=b.name, paired_p=float(test.p_value), paired_significant=test.significant)
 
 
 def _best_reported(rows: pd.DataFrame, key: str, higher: bool) -> Reported | None:
