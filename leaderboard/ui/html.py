@@ -29,7 +29,7 @@ def hint(text: str) -> str:
 def track_hint(track: Track) -> str:
     return hint(
         f"{esc(track.description)} Sort any column from the ⋮ menu of its header; "
-        "“Rank (CI)” is the best rank the 95% intervals allow."
+        "“Rank (CI)” is the best rank the 95% intervals allow; a “Tie band” groups the ranks whose intervals overlap."
     )
 
 

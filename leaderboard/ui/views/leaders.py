@@ -110,10 +110,8 @@ def leader_of(track: Track, raw: pd.DataFrame, key: str, ranks: bool = False, on
     base = {"key": key, "label": m.label, "ranks": ranks, "percent": m.percent, "higher_is_better": m.higher_is_better}
     if raw.empty or key not in raw:
         return Leader(**base, systems=0)
-    is_reported = raw["reported"].astype(bool) if "reported" in raw else pd.Series(False, index=raw.index)
-    value = pd.to_numeric(raw[key], errors="coerce")
-    rescored = raw[~is_reported & raw["rank"].notna() & value.notna()]
-    best_reported = _best_reported(raw[is_reported & value.notna()], key, m.higher_is_better)
+    rescored, published = _split(raw, key)
+    best_reported = _best_reported(published, key, m.higher_is_better)
     if rescored.empty:
         return Leader(**base, systems=0, reported=best_reported)
     top = rescored.iloc[0]  # rows come in ranking order on `key`
@@ -148,7 +146,7 @@ def leader_of(track: Track, raw: pd.DataFrame, key: str, ranks: bool = False, on
 def with_paired_test(board: Board, track: Track, raw: pd.DataFrame, lead: Leader) -> Leader:
     """`lead` with the paired test against the runner-up of the same rows (unchanged when there is none, or when
     either system has no per-unit scores on the metric)."""
-    rescored = raw[~raw["reported"].astype(bool) & raw["rank"].notna() & raw[lead.key].notna()] if "reported" in raw else raw
+    rescored, _ = _split(raw, lead.key)
     if len(rescored) < 2:
         return lead
     a, b = board.entry(lead.id), board.entry(str(rescored.iloc[1]["id"]))
@@ -161,6 +159,13 @@ def with_paired_test(board: Board, track: Track, raw: pd.DataFrame, lead: Leader
     if test.p_value is None:
         return lead
     return dataclasses.replace(lead, runner_up=b.name, paired_p=float(test.p_value), paired_significant=test.significant)
+
+
+def _split(raw: pd.DataFrame, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(ranked rescored rows, reported rows) of a view's rows that have a value on `key`, in table order."""
+    is_reported = raw["reported"].astype(bool) if "reported" in raw else pd.Series(False, index=raw.index)
+    has = pd.to_numeric(raw[key], errors="coerce").notna()
+    return raw[~is_reported & raw["rank"].notna() & has], raw[is_reported & has]
 
 
 def _best_reported(rows: pd.DataFrame, key: str, higher: bool) -> Reported | None:
