@@ -30,7 +30,7 @@ def page(browser):  # noqa: F811 (the imported fixture)
 def test_first_screen_strip_bands_and_ten_one_line_rows(app, page, name):  # noqa: F811
     track = TRACKS[name]
     open_board(page, app, f"?tab={name}", table=f"{name}-table")
-    page.wait_for_selector(f"#{name}-strip .lead-card")
+    page.wait_for_selector(f"#{name}-strip .lead-name")  # the figures, not the placeholder
     page.wait_for_timeout(500)  # the load's render settles
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"first-screen-{name}.png"))

@@ -116,6 +116,16 @@ def leaders_strip(strip) -> str:
     return f'<div class="lead-strip" role="region" aria-label="Who leads">{scope}{official}{cards}</div>'
 
 
+def leaders_placeholder(labels: list[str]) -> str:
+    """The strip's cards before their figures are in: the metrics' labels, the cards' height kept."""
+    cards = "".join(
+        f'<div class="lead-card pending"><div class="lead-line"><span class="lead-metric">{esc(label)}</span></div>'
+        '<div class="lead-line">…</div></div>'
+        for label in labels
+    )
+    return f'<div class="lead-strip" role="region" aria-label="Who leads">{cards}</div>'
+
+
 def filter_chips(active: list[tuple[str, str]]) -> str:
     """The active filters as chips ((filter label, value) pairs), shown while the Filters group is folded."""
     if not active:

@@ -106,11 +106,12 @@ class TrackTab:
             # Its leaders come with the page's load, which selects the tab and so re-renders its table and leaders
             # (a pass over every system's breakdowns, once per board version): not computed by every start.
             leaders = ""
-            # The strip is the first screen's answer: drawn with the table (and kept for the load's render).
-            strip = html.leaders_strip(views.leaders(board, t.name, view))
             systems = views.system_choices(board, t.name, limit=page_rows)
         else:  # drawn when it opens
-            value, datatype, note, leaders, strip, systems = None, "str", "", "", "", []
+            value, datatype, note, leaders, systems = None, "str", "", "", []
+        # The strip's figures come with the table's render (the load's, as the leaders': ranking by each headline
+        # metric is a pass over every system); until then its cards hold their place, so the table does not move.
+        strip = html.leaders_placeholder([t.metric(k).label for k in views.strip_metrics(t, t.rank_by)])
         # Who leads on the ranking metric and the headline ones, and who is tied with them: above the table
         self.strip = gr.HTML(strip, elem_id=f"{t.name}-strip")
         self.table = gr.Dataframe(
