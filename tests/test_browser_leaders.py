@@ -7,7 +7,7 @@ Screenshots of each track's first screen go to test-output/screenshots/ (not com
 from __future__ import annotations
 
 import pytest
-from test_browser import SHOTS, app, assert_inert, browser, open_board, plot_svg_text  # noqa: F401 (fixtures)
+from test_browser import SHOTS, app, assert_inert, browser, chips, open_board, plot_svg_text  # noqa: F401 (fixtures)
 
 from leaderboard.tracks import TRACKS
 from leaderboard.ui import columns, views
@@ -104,3 +104,16 @@ def test_system_tab_opens_on_the_leader_of_the_current_track(app, page):  # noqa
     )
     assert leader[:7] in page.input_value("#system-pick input")
     page.wait_for_function("(id) => location.search.includes('sys=' + id)", arg=leader)
+
+
+def test_a_chip_unticked_removes_its_filter(app, page):  # noqa: F811
+    open_board(page, app, "?tab=vdr&f.model=colqwen2-v1.0&f.method=merge", table="vdr-table")
+    page.wait_for_selector("#vdr-chips label")
+    assert chips(page, "vdr") == ["Base model: colqwen2-v1.0", "Method: merge"]
+    strip = page.inner_text("#vdr-strip")
+    assert "colqwen2-v1.0 (merge 50%)" in strip  # the strip follows the filters: the leader among the filtered rows
+    page.click("#vdr-chips label:has-text('Method: merge')")
+    page.wait_for_function("!location.search.includes('f.method')")
+    page.wait_for_function("document.querySelectorAll('#vdr-chips label').length === 1")
+    assert chips(page, "vdr") == ["Base model: colqwen2-v1.0"] and "f.model=colqwen2-v1.0" in page.url
+    page.wait_for_function("document.querySelector('#vdr-strip').innerText.includes('colqwen2-v1.0 (uncompressed)')")

@@ -126,14 +126,6 @@ def leaders_placeholder(labels: list[str]) -> str:
     return f'<div class="lead-strip" role="region" aria-label="Who leads">{cards}</div>'
 
 
-def filter_chips(active: list[tuple[str, str]]) -> str:
-    """The active filters as chips ((filter label, value) pairs), shown while the Filters group is folded."""
-    if not active:
-        return ""
-    chips = "".join(f'<span class="chip">{esc(label)}: {esc(value)}</span>' for label, value in active)
-    return f'<div class="filter-chips" aria-label="Active filters">{chips}</div>'
-
-
 def compare_summary(text: str) -> str:
     """`text` is views.compare_view's summary: already escaped."""
     return f'<p class="compare-summary">{text}</p>'

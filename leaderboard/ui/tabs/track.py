@@ -13,6 +13,8 @@ from .common import IN_ORDER, Page, accepts_labels, by_label, current_choices, e
 
 # API parameter names of the filter controls where the key alone would say too little
 _API_FILTER_NAMES = {"has": "has_results_for"}
+# A chip's key: its filter's key and its value (a value is a system's field: any text but this control character)
+_CHIP = "\x1f"
 # The "Scores" choice: (label, value); the value is the API's `protocol` and the permalink's.
 PROTOCOL_CHOICES = [("board", BOARD), ("official script", OFFICIAL)]
 SAME_PROTOCOL = "this track's board protocol is its script's"
@@ -95,7 +97,16 @@ class TrackTab:
                         elem_id=f"{t.name}-columns",
                     )
                 )
-            self.chips = gr.HTML("", elem_id=f"{t.name}-chips")
+            # one chip per chosen value, all ticked: unticking one removes that value from its filter
+            self.chips = gr.CheckboxGroup(
+                [],
+                value=[],
+                show_label=False,
+                container=False,
+                visible=False,
+                elem_id=f"{t.name}-chips",
+                elem_classes=["filter-chips"],
+            )
         page_rows = views.page_rows(self.board)
         if on_screen:
             # the initial page only: formatting cost stays that of one page however many systems the board has
@@ -242,17 +253,24 @@ class TrackTab:
             gr.update(visible=bool(cut)),
             gr.update(visible=bool(cut) or view.rows != views.page_rows(self.board)),
             strip,
-            html.filter_chips(self.active_filters(view)),
+            self.chips_update(view),
         )
 
-    def active_filters(self, view: views.TableView) -> list[tuple[str, str]]:
-        """(filter label, value) of each value chosen in the folded filters ("Has results for" by metric label)."""
+    def chips_update(self, view: views.TableView):
+        """The chips of the values chosen in the folded filters: "Paradigm: text" ("Has results for" by metric label),
+        each keyed by its filter and value; hidden while no filter is set."""
         labels = {m.key: m.label for m in self.track.metrics}
-        return [
-            (f.label, labels.get(v, v) if f.key == "has" else v)
+        chips = [
+            (f"{f.label}: {labels.get(v, v) if f.key == 'has' else v}", _CHIP.join((f.key, v)))
             for f in self.filter_fields
             for v in view.filters.get(f.key) or []
         ]
+        return gr.update(choices=chips, value=[key for _, key in chips], visible=bool(chips))
+
+    def remove_chip(self, kept, *filters):
+        """A chip unticked: its value leaves its filter (the filters' change re-renders the table and the chips)."""
+        kept = set(kept or [])
+        return [[v for v in (values or []) if _CHIP.join((f.key, v)) in kept] for f, values in zip(self.filter_fields, filters)]
 
     def table_api(self, *controls):
         """The table for a view, as an API endpoint (no URL side effect)."""
@@ -383,6 +401,8 @@ class TrackTab:
         )
         self.csv.click(self.export_by_name, None, self.csv, api_name=f"export_csv_{name}", inputs_kwargs=self.export_inputs)
         self.more.click(self.show_more, self.rows, self.rows, api_name=False, show_progress="hidden")
+        # `input`: a visitor's untick only (the render's own update of the chips fires no event)
+        self.chips.input(self.remove_chip, [self.chips, *self.filters], self.filters, api_name=False, show_progress="hidden")
         chart_inputs = [self.chart_metric, self.chart_system, *self.controls]
         for i, (ctab, plot) in enumerate(zip(self.chart_tabs, self.plots)):
             index = gr.Number(i, visible=False)
