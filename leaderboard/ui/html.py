@@ -77,8 +77,9 @@ def _lead_card(lead) -> str:
         )
     if lead.id is None:
         top = '<span class="lead-none">no rescored system has it yet</span>'
-        return f'<div class="lead-card" data-metric="{esc(lead.key)}"><div class="lead-line">{head} {top}</div>' + (
-            f'<div class="lead-line">{reported}</div></div>' if reported else "</div>"
+        return (
+            f'<div class="lead-card" data-metric="{esc(lead.key)}"><div class="lead-line">{head} {top}</div>'
+            f'<div class="lead-line">{reported or "no reported figure"}</div></div>'
         )
     ci = ci_text(lead.low, lead.high) if lead.low is not None else ""
     ci_html = f" <sub>{ci}</sub>" if ci else ""
@@ -99,10 +100,11 @@ def _lead_card(lead) -> str:
             f'<span class="lead-paired" title="paired bootstrap over the units both answered, against {esc(lead.runner_up)}">'
             f"vs #2: paired p {'< 0.001' if lead.paired_p < 0.001 else f'{lead.paired_p:.3f}'}, {verdict}</span>"
         )
-    line = " · ".join(part for part in (ties_html, reported, paired) if part)
+    line = " · ".join(part for part in (ties_html, paired) if part)
     return (
         f'<div class="lead-card{" ranks" if lead.ranks else ""}" data-metric="{esc(lead.key)}">'
-        f'<div class="lead-line">{head} {top}</div><div class="lead-line">{line}</div></div>'
+        f'<div class="lead-line">{head} {top}</div><div class="lead-line">{line}</div>'
+        f'<div class="lead-line">{reported or "no reported figure"}</div></div>'
     )
 
 
@@ -120,7 +122,7 @@ def leaders_placeholder(labels: list[str]) -> str:
     """The strip's cards before their figures are in: the metrics' labels, the cards' height kept."""
     cards = "".join(
         f'<div class="lead-card pending"><div class="lead-line"><span class="lead-metric">{esc(label)}</span></div>'
-        '<div class="lead-line">…</div></div>'
+        '<div class="lead-line">…</div><div class="lead-line">…</div></div>'
         for label in labels
     )
     return f'<div class="lead-strip" role="region" aria-label="Who leads">{cards}</div>'
