@@ -98,6 +98,7 @@ def test_the_strip_names_the_leader_its_ties_and_the_best_reported_figure(board)
     )
     assert lead.runner_up == runner.name and lead.paired_p == test.p_value and lead.paired_significant == test.significant
     assert "vs #2: paired p" in text
+    assert strip.with_reported and not views.leaders(board, "futurepedia", views.TableView(show_reported=True)).with_reported
     # reported rows hidden: none beside it either
     assert views.leaders(board, "unidoc", views.TableView(show_reported=False)).leaders[0].reported is None
 

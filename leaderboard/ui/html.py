@@ -64,8 +64,9 @@ def _figure(value: float, percent: bool) -> str:
     return f"{value:.1%}" if percent else num(value)
 
 
-def _lead_card(lead) -> str:
-    """One metric's card of the strip (views.Leader): the leader, its ties and the best reported figure."""
+def _lead_card(lead, with_reported: bool) -> str:
+    """One metric's card of the strip (views.Leader): the leader, its ties and (`with_reported`: the view shows
+    reported rows) the best reported figure."""
     tag = ' <span class="lead-tag">ranks the table</span>' if lead.ranks else ""
     head = f'<span class="lead-metric">{esc(lead.label)}</span>{tag}'
     reported = ""
@@ -75,12 +76,10 @@ def _lead_card(lead) -> str:
             f'<span class="lead-reported" title="{esc(r.source)}"><span class="reported-badge">reported</span> best: '
             f'<span class="lead-rname">{esc(r.name)}</span> {_figure(r.value, lead.percent)}</span>'
         )
+    last = f'<div class="lead-line">{reported or "no reported figure"}</div>' if with_reported else ""
     if lead.id is None:
         top = '<span class="lead-none">no rescored system has it yet</span>'
-        return (
-            f'<div class="lead-card" data-metric="{esc(lead.key)}"><div class="lead-line">{head} {top}</div>'
-            f'<div class="lead-line">{reported or "no reported figure"}</div></div>'
-        )
+        return f'<div class="lead-card" data-metric="{esc(lead.key)}"><div class="lead-line">{head} {top}</div>{last}</div>'
     ci = ci_text(lead.low, lead.high) if lead.low is not None else ""
     ci_html = f" <sub>{ci}</sub>" if ci else ""
     top = (
@@ -103,8 +102,7 @@ def _lead_card(lead) -> str:
     line = " · ".join(part for part in (ties_html, paired) if part)
     return (
         f'<div class="lead-card{" ranks" if lead.ranks else ""}" data-metric="{esc(lead.key)}">'
-        f'<div class="lead-line">{head} {top}</div><div class="lead-line">{line}</div>'
-        f'<div class="lead-line">{reported or "no reported figure"}</div></div>'
+        f'<div class="lead-line">{head} {top}</div><div class="lead-line">{line}</div>{last}</div>'
     )
 
 
@@ -114,15 +112,15 @@ def leaders_strip(strip) -> str:
         return ""
     scope = f'<span class="lead-scope">{esc(strip.scope)}</span>' if strip.scope else ""
     official = '<span class="lead-scope">official script</span>' if strip.protocol == OFFICIAL else ""
-    cards = "".join(_lead_card(lead) for lead in strip.leaders)
+    cards = "".join(_lead_card(lead, strip.with_reported) for lead in strip.leaders)
     return f'<div class="lead-strip" role="region" aria-label="Who leads">{scope}{official}{cards}</div>'
 
 
-def leaders_placeholder(labels: list[str]) -> str:
+def leaders_placeholder(labels: list[str], with_reported: bool) -> str:
     """The strip's cards before their figures are in: the metrics' labels, the cards' height kept."""
+    rest = '<div class="lead-line">…</div>' * (2 if with_reported else 1)  # as many lines as a card has
     cards = "".join(
-        f'<div class="lead-card pending"><div class="lead-line"><span class="lead-metric">{esc(label)}</span></div>'
-        '<div class="lead-line">…</div><div class="lead-line">…</div></div>'
+        f'<div class="lead-card pending"><div class="lead-line"><span class="lead-metric">{esc(label)}</span></div>{rest}</div>'
         for label in labels
     )
     return f'<div class="lead-strip" role="region" aria-label="Who leads">{cards}</div>'

@@ -122,7 +122,7 @@ class TrackTab:
             value, datatype, note, leaders, systems = None, "str", "", "", []
         # The strip's figures come with the table's render (the load's, as the leaders': ranking by each headline
         # metric is a pass over every system); until then its cards hold their place, so the table does not move.
-        strip = html.leaders_placeholder([t.metric(k).label for k in views.strip_metrics(t, t.rank_by)])
+        strip = html.leaders_placeholder([t.metric(k).label for k in views.strip_metrics(t, t.rank_by)], bool(t.reported_files))
         # Who leads on the ranking metric and the headline ones, and who is tied with them: above the table
         self.strip = gr.HTML(strip, elem_id=f"{t.name}-strip")
         self.table = gr.Dataframe(

@@ -71,6 +71,7 @@ class Strip:
     leaders: tuple[Leader, ...]
     scope: str = ""  # "scores on Domain: finance" on a slice, "" overall
     protocol: str = ranking.BOARD
+    with_reported: bool = False  # the view shows the track's reported rows: each card says its best one, or none
 
 
 TIED_NAMES = 3  # names a strip lists of the systems tied with a leader (the count says how many in all)
@@ -101,7 +102,7 @@ def _leaders(board: Board, track: Track, rank_key: str, view: TableView, protoco
             lead = with_paired_test(board, track, raw, lead)
         out.append(lead)
     scope = f"scores on {view.scores_on}" if on_slice else ""
-    return Strip(track.name, tuple(out), scope, protocol)
+    return Strip(track.name, tuple(out), scope, protocol, view.show_reported and bool(track.reported_files))
 
 
 def leader_of(track: Track, raw: pd.DataFrame, key: str, ranks: bool = False, on_slice: bool = False) -> Leader:
