@@ -76,7 +76,7 @@ def cmd_validate(args) -> None:
     print(f"valid: track {checked.track_name}, {checked.records} predictions")
 
 
-def _make_judge(settings: Settings, kind: str | None, batch: bool = False):
+def _make_judge(settings: Settings, kind: str | None, batch: bool = False, dry_run: bool = False):
     if kind in (None, "none"):
         if batch:
             print("judge: --batch needs a judge (--judge openai)", file=sys.stderr)
@@ -88,7 +88,8 @@ def _make_judge(settings: Settings, kind: str | None, batch: bool = False):
         print(f"judge: --batch is for the openai judge, not {kind}", file=sys.stderr)
         sys.exit(2)
     try:
-        return make_judge(kind, **{**settings.judge_kwargs(), **({"mode": "batch"} if batch else {})})
+        mode = {"mode": "batch"} if batch else {}
+        return make_judge(kind, **{**settings.judge_kwargs(), **mode}, **({"estimate_only": True} if dry_run else {}))
     except JudgeConfigError as exc:
         print(f"judge: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -103,12 +104,13 @@ def cmd_score(args) -> None:
             _fail([f"{path}: {e}" for e in checked.errors] if len(paths) > 1 else checked.errors)
         checked_files.append((data, checked))
     settings = args.settings()
-    judge = _make_judge(settings, args.judge or settings.judge, args.batch)
+    judge = _make_judge(settings, args.judge or settings.judge, args.batch, args.dry_run)
     if judge is not None and args.dry_run:
         for _, checked in checked_files:
             items = checked.track.judge_items(checked.parsed, checked.gold)
             est = judge.estimate(items)
-            print(json.dumps({"judge": judge.name, "answers": len(items), **est}))
+            cost = _estimated_cost(est, settings.judge_price_per_mtok, hasattr(judge, "judge_groups"))
+            print(json.dumps({"judge": judge.name, "answers": len(items), **est, **cost}))
         return
     if judge is None:
         results = [score_checked(checked, content_hash(data), None).summary for data, checked in checked_files]
@@ -118,6 +120,21 @@ def cmd_score(args) -> None:
             print(f"note: {judge.description}", file=sys.stderr)
     for result, (_, checked) in zip(results, checked_files, strict=True):
         _print_result(result, args, checked)
+
+
+# The Batch API's price: half of the live calls' (docs/JUDGE.md)
+BATCH_PRICE_SHARE = 0.5
+
+
+def _estimated_cost(est: dict, price_per_mtok: tuple[float, float] | None, batch: bool) -> dict:
+    """{"cost_usd": dollars, "price_per_mtok": [in, out], "batch_price": bool} of an estimate's tokens at
+    JUDGE_PRICE_PER_MTOK ({} when it is unset: the tokens alone, no price guessed)."""
+    if price_per_mtok is None or "prompt_tokens" not in est:
+        return {}
+    prompt, completion = price_per_mtok
+    dollars = (est["prompt_tokens"] * prompt + est["completion_tokens"] * completion) / 1e6
+    share = BATCH_PRICE_SHARE if batch else 1.0
+    return {"cost_usd": round(dollars * share, 6), "price_per_mtok": [prompt, completion], "batch_price": batch}
 
 
 def _score_judged(judge, checked_files) -> list:

@@ -79,6 +79,21 @@ def as_switch(name: str, raw: str) -> bool:
     return raw == "1"
 
 
+def as_prices(name: str, raw: str) -> tuple[float, float]:
+    """`in,out`: two non-negative numbers (dollars per million prompt tokens, per million completion tokens)."""
+    parts = [part.strip() for part in raw.split(",")]
+    try:
+        prices = tuple(float(part) for part in parts)
+    except ValueError:
+        prices = ()
+    if len(prices) != 2 or not all(0 <= p < float("inf") for p in prices):
+        raise ValueError(
+            f"{name} must be two numbers `in,out` (dollars per million prompt tokens, per million completion tokens), "
+            f"e.g. 0.15,0.60; got {raw!r}"
+        )
+    return prices
+
+
 def as_judge(name: str, raw: str) -> str:
     if raw not in JUDGES:
         raise ValueError(f"{name} must be none, lexical or openai, got {raw!r}")
@@ -225,6 +240,14 @@ VARIABLES: tuple[Variable, ...] = (
         shown="the openai client's default",
     ),
     Variable("OPENAI_API_KEY", "API key for that server", shown="the openai client's default"),
+    Variable(
+        "JUDGE_PRICE_PER_MTOK",
+        "the `openai` judge model's price as `in,out`: dollars per million prompt tokens and per million completion "
+        "tokens (e.g. `0.15,0.60`); `score --judge openai --dry-run` then prints the estimated cost beside the tokens "
+        "(half of it with `--batch`, the Batch API's price)",
+        shown="unset: tokens only",
+        parse=as_prices,
+    ),
     # ---- the page and the server
     Variable(
         "STATUS_POLL_SECONDS",

@@ -138,6 +138,37 @@ def rank_upper_bound(low: np.ndarray, high: np.ndarray, higher_is_better: bool =
     return 1 + len(low) - np.searchsorted(np.sort(low), high, side="right")  # lower bounds strictly above
 
 
+def tie_bands(low: np.ndarray, high: np.ndarray, higher_is_better: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(first, last) position (1-based) of each system's tie band, for systems in ranking order (best first).
+
+    A band starts at its best system and runs down to the last system whose interval still overlaps that one's
+    (as LMArena shares a rank among models whose intervals overlap); the next band starts after it. Every
+    system whose interval overlaps a band's top is inside that band. Intervals are assumed to hold their point
+    estimate (a percentile bootstrap's do; a metric without CI has the point for both bounds), so a system further
+    down overlaps the top exactly when its upper bound reaches the top's lower bound (lower-is-better: its lower
+    bound reaches the top's upper bound). O(n log n): a running extreme of the bounds from the bottom, searched.
+    """
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    n = len(low)
+    first, last = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    if n == 0:
+        return first, last
+    if higher_is_better:  # reach[j]: the highest upper bound from j down; non-increasing in j
+        reach, need = np.maximum.accumulate(high[::-1])[::-1], low
+        keys = -reach  # non-decreasing: searchsorted finds the last j whose reach is at least the top's need
+    else:
+        reach, need = np.minimum.accumulate(low[::-1])[::-1], high
+        keys = reach
+    top = 0
+    while top < n:
+        bound = -need[top] if higher_is_better else need[top]
+        end = int(np.searchsorted(keys, bound, side="right")) - 1  # the last j with keys[j] <= bound
+        end = max(end, top)
+        first[top : end + 1], last[top : end + 1] = top + 1, end + 1
+        top = end + 1
+    return first, last
+
+
 def _listed(e: Entry, track: Track, include_hidden: bool) -> bool:
     """Whether `e` is a row of `track`'s table: not hidden (unless asked), not a duplicate (ranked once, as its
     earliest copy), and on this track."""
@@ -233,4 +264,16 @@ def ranked(track: Track, df: pd.DataFrame, rank_by: str | None = None) -> pd.Dat
     order = df.assign(_s=scored.astype(int)).sort_values(
         ["_s", key, "name"], ascending=[False, not higher, True], na_position="last"
     )
-    return order.drop(columns="_s").reset_index(drop=True)
+    order = order.drop(columns="_s").reset_index(drop=True)
+    # Tie bands, on the rows in ranking order (scored ones come first): the ranks a band spans.
+    order["band_first"], order["band_last"] = pd.NA, pd.NA
+    n = int(scored.sum())
+    if n:
+        sub = order.iloc[:n]
+        low = sub[f"{key}:low"].fillna(sub[key]).to_numpy(float)
+        high = sub[f"{key}:high"].fillna(sub[key]).to_numpy(float)
+        first, last = tie_bands(low, high, higher)
+        ranks = sub["rank"].to_numpy(dtype=np.int64)
+        order.loc[: n - 1, "band_first"] = ranks[first - 1]  # a band's first rank is its top's (shared ranks stay)
+        order.loc[: n - 1, "band_last"] = last
+    return order

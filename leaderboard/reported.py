@@ -198,7 +198,7 @@ def frame(track: Track, rows: list[ReportedRow], slice_: tuple[str, str] | None 
         for c in track.extra_columns:
             if c.key in overall:
                 rec[c.key] = overall[c.key]
-        rec["rank"], rec["rank_ub"] = pd.NA, pd.NA
+        rec["rank"], rec["rank_ub"], rec["band_first"], rec["band_last"] = pd.NA, pd.NA, pd.NA, pd.NA
         rec["reported"] = True
         rec["source"] = hover(row)
         records.append(rec)

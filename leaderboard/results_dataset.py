@@ -70,7 +70,7 @@ def systems_frame(board, track: Track) -> pd.DataFrame:
 def _arrow_ready(df: pd.DataFrame) -> pd.DataFrame:
     """Columns of one type each: ranks as nullable ints, a column mixing numbers and "" (a field not given) as text."""
     out = df.copy()
-    for col in ("rank", "rank_ub"):
+    for col in ("rank", "rank_ub", "band_first", "band_last"):
         if col in out:
             out[col] = pd.array([None if pd.isna(v) else int(v) for v in out[col]], dtype="Int64")
     for col in out.columns:
@@ -166,6 +166,8 @@ def card(tracks: list[Track], with_units: list[Track], commit: str | None = None
         "| column | meaning |\n|---|---|\n"
         "| `track`, `id` | track, and the system's id on the board (its permalink) |\n"
         "| `rank`, `rank_ub` | rank by the track's headline metric, and the best rank its CI allows |\n"
+        "| `band_first`, `band_last` | the ranks of the system's tie band: from the band's top down to the last system "
+        "whose CI overlaps the top's |\n"
         "| `name`, system fields | the system as its submitter described it |\n"
         "| `<metric>`, `<metric>:low`, `<metric>:high` | the metric and its 95% bootstrap CI |\n"
         "| `official:<metric>`, `official:<metric>:low`, `official:<metric>:high` | the same, computed as the "

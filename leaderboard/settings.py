@@ -87,6 +87,8 @@ class Settings:
     judge_batch_poll_seconds: float = default("JUDGE_BATCH_POLL_SECONDS")
     judge_batch_max_items: int = default("JUDGE_BATCH_MAX_ITEMS")
     judge_batch_dir: Path | None = None
+    # (prompt, completion) dollars per million tokens of the openai judge's model: a dry run's cost; None: unknown
+    judge_price_per_mtok: tuple[float, float] | None = None
     admin_users: tuple[str, ...] = default("ADMIN_USERS")
     # the page's timer: new data and the status line reach open pages this often
     status_poll_seconds: float = default("STATUS_POLL_SECONDS")
@@ -143,6 +145,7 @@ class Settings:
             judge_batch_poll_seconds=read(env, "JUDGE_BATCH_POLL_SECONDS"),
             judge_batch_max_items=read(env, "JUDGE_BATCH_MAX_ITEMS"),
             judge_batch_dir=read(env, "JUDGE_BATCH_DIR"),
+            judge_price_per_mtok=read(env, "JUDGE_PRICE_PER_MTOK"),
             admin_users=read(env, "ADMIN_USERS"),
             status_poll_seconds=read(env, "STATUS_POLL_SECONDS"),
             board_url=read(env, "BOARD_URL") or space_url(read(env, "SPACE_ID")),

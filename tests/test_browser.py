@@ -139,14 +139,23 @@ def rescored_only(page, table: str = "unidoc-table"):
     )
 
 
-def wait_rows(page, table_id: str, expected: list[str], col: int = 2):
+def wait_rows(page, table_id: str, expected: list[str], col: int | None = None):
+    """Until column `col` (None: the System column, found by its header) reads `expected`."""
     page.wait_for_function(
-        """([sel, want]) => {
+        """([table, col, want]) => {
+             const heads = [...document.querySelectorAll(`#${table} th[role=columnheader]`)].map(e => e.title);
+             const at = col === null ? heads.indexOf("System") : col;
+             const sel = `#${table} [role=row][data-index] [data-col='${at}']`;
              const got = [...document.querySelectorAll(sel)].map(e => e.innerText.trim());
-             return JSON.stringify(got) === JSON.stringify(want);
+             return at >= 0 && JSON.stringify(got) === JSON.stringify(want);
            }""",
-        arg=[f"#{table_id} [role=row][data-index] [data-col='{col}']", expected],
+        arg=[table_id, col, expected],
     )
+
+
+def chips(page, track: str) -> list[str]:
+    """The active filters' chips beside the folded Filters group."""
+    return page.eval_on_selector_all(f"#{track}-chips label", "ls => ls.map(l => l.innerText.trim())")
 
 
 def pick(page, dropdown_id: str, option: str):
@@ -195,7 +204,8 @@ def test_board_loads_with_rows_and_a_chart_and_sorts(app, page_factory):
     assert (
         ranks[0] == 1 and ranks == sorted(ranks) and len(set(ranks)) == 8
     )  # the hostile run lacks one answer: below its original
-    cell = page.inner_html("#unidoc-table [data-row='0'][data-col='5']")
+    recall = header_index(page, "unidoc-table", "Recall@10")
+    cell = page.inner_html(f"#unidoc-table [data-row='0'][data-col='{recall}']")
     assert "<sub>" in cell  # the CI in smaller type: a rendered <sub>, not text
 
     # the first chart of the track is drawn when the page opens: a Plotly SVG with bars
@@ -219,11 +229,14 @@ def test_board_loads_with_rows_and_a_chart_and_sorts(app, page_factory):
     page.click(f"#unidoc-table th[data-heading='{units}'] span")
     page.click(f"#unidoc-table th[data-heading='{units}'] button[aria-label='Open cell menu']")
     page.get_by_text("Sort ascending", exact=True).click()
-    page.wait_for_function("""() => {
-        const cells = [...document.querySelectorAll("#unidoc-table [role=row][data-index] [data-col='5']")];
+    page.wait_for_function(
+        """(col) => {
+        const cells = [...document.querySelectorAll(`#unidoc-table [role=row][data-index] [data-col='${col}']`)];
         const v = cells.map(c => parseFloat(c.innerText));
         return v.length > 1 && v.every((x, i) => i === 0 || v[i - 1] <= x);
-    }""")
+    }""",
+        arg=units,
+    )
     assert page.errors == []
 
 
@@ -256,9 +269,12 @@ def test_control_change_updates_url_and_permalink_restores_view(app, page_factor
     open_board(page, app)
     pick(page, "unidoc-rank-by", "Completeness")
     page.wait_for_function("location.search.includes('rank=completeness')")
+    page.click("#unidoc-filters button.label-wrap")  # the filters are folded: open them
     pick(page, "unidoc-filter-paradigm", "text")
     page.keyboard.press("Escape")
     page.wait_for_function("location.search.includes('f.paradigm=text')")
+    page.wait_for_selector("#unidoc-chips label")
+    assert chips(page, "unidoc") == ["Paradigm: text"]  # the active filter, shown folded too
     page.fill("#unidoc-search textarea, #unidoc-search input", "bge")
     page.wait_for_function("location.search.includes('q=bge')")
     q = query(page)
@@ -273,6 +289,9 @@ def test_control_change_updates_url_and_permalink_restores_view(app, page_factor
     wait_rows(fresh, "unidoc-table", ["TextRAG: BGE-M3 + Qwen2.5-7B"])
     assert fresh.input_value("#unidoc-rank-by input") == "Completeness"
     assert fresh.input_value("#unidoc-search textarea, #unidoc-search input") == "bge"
+    fresh.wait_for_selector("#unidoc-chips label")
+    assert chips(fresh, "unidoc") == ["Paradigm: text"]  # folded, the restored filter shows as a chip
+    fresh.click("#unidoc-filters button.label-wrap")
     assert "text" in fresh.inner_text("#unidoc-filter-paradigm")
     assert fresh.locator("#main-tabs [role=tab][aria-selected=true]").first.inner_text().strip() == "UniDoc-Bench"
     assert rows(fresh, "unidoc-table") == table
@@ -488,7 +507,7 @@ def test_the_system_tab_shows_only_what_the_pick_has(app, page_factory):
     visible = "(sel) => { const el = document.querySelector(sel); return !!el && el.offsetParent !== null; }"
     parts = ("#system-breakdown", "#system-units", "#system-search", "#system-record")
     page = page_factory()
-    page.goto(app.url + "?tab=system")
+    page.goto(app.url + "?tab=system&sys=nonexistent")  # a link naming no system opens on a leader: a wrong id picks none
     page.wait_for_function(
         "document.querySelector('#system-meta') && document.querySelector('#system-meta').innerText.includes('Pick a system')"
     )

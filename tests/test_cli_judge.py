@@ -157,3 +157,32 @@ def test_batch_scores_several_files_in_one_run(server, tmp_path):
     bad.write_text('{"track": "unidoc"}\n')
     res = run_score_files(other, [files[0], bad], "--judge", "openai", "--batch")
     assert res.returncode == 1 and res.stderr.startswith(f"{bad}: ") and len(server.batches) == 3
+
+
+def test_dry_run_needs_no_key_and_prices_the_tokens(tmp_path, monkeypatch):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "JUDGE_PRICE_PER_MTOK", "JUDGE_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    env = {"LEADERBOARD_DATA_DIR": str(tmp_path), "JUDGE_MODEL": "fake-judge"}
+    plain = run_score(env, "--judge", "openai", "--dry-run")
+    assert plain.returncode == 0, plain.stderr
+    tokens = json.loads(plain.stdout)
+    assert tokens["prompt_tokens"] > 0 and tokens["completion_tokens"] > 0 and "cost_usd" not in tokens  # no price guessed
+
+    priced = json.loads(run_score({**env, "JUDGE_PRICE_PER_MTOK": "0.15,0.60"}, "--judge", "openai", "--dry-run").stdout)
+    live = (tokens["prompt_tokens"] * 0.15 + tokens["completion_tokens"] * 0.60) / 1e6
+    assert priced["cost_usd"] == pytest.approx(live, abs=1e-6) and priced["price_per_mtok"] == [0.15, 0.6]
+    assert priced["batch_price"] is False and priced["prompt_tokens"] == tokens["prompt_tokens"]
+
+    batch = run_score({**env, "JUDGE_PRICE_PER_MTOK": "0.15,0.60"}, "--judge", "openai", "--dry-run", "--batch")
+    assert batch.returncode == 0, batch.stderr
+    halved = json.loads(batch.stdout)
+    assert halved["cost_usd"] == pytest.approx(live / 2, abs=1e-6) and halved["batch_price"] is True
+
+
+@pytest.mark.parametrize("value", ["0.15", "a,b", "-1,2", "1,2,3"])
+def test_a_malformed_price_is_one_precise_line(tmp_path, monkeypatch, value):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    res = run_score({"LEADERBOARD_DATA_DIR": str(tmp_path), "JUDGE_PRICE_PER_MTOK": value}, "--judge", "openai", "--dry-run")
+    assert res.returncode == 2 and res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "JUDGE_PRICE_PER_MTOK must be two numbers `in,out`" in lines[0] and repr(value) in lines[0]

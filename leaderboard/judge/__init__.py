@@ -82,6 +82,7 @@ def make_judge(
     poll_seconds: float = default("JUDGE_BATCH_POLL_SECONDS"),
     max_items: int = default("JUDGE_BATCH_MAX_ITEMS"),
     batch_dir: str | os.PathLike[str] | None = None,
+    estimate_only: bool = False,
 ) -> Judge:
     """Build a judge.
 
@@ -94,6 +95,8 @@ def make_judge(
     Batches API (BatchJudge: same verdicts and cache, at most max_items answers a run), polled
     every poll_seconds; with batch_dir (JUDGE_BATCH_DIR) batches are files in that folder,
     for `vllm run-batch`.
+    estimate_only: a judge for `estimate` alone (a dry run): it sends nothing, so no client is built and no
+    key is needed; it cannot judge.
     kind "lexical": offline approximation, ignores every other argument.
     """
     if kind == "lexical":
@@ -109,7 +112,7 @@ def make_judge(
     from .client import ChatJSONClient, RetryPolicy, build_openai_client
     from .llm import LLMJudge
 
-    client = build_openai_client(base_url, api_key, timeout)
+    client = None if estimate_only else build_openai_client(base_url, api_key, timeout)
     chat = ChatJSONClient(
         client,
         model,

@@ -57,7 +57,8 @@ class Chart:
     scatter: `x` against `y`, one point per system; avg_var: each metric's
     mean across languages against its variance; shares: stacked shares per
     value of `axis`; pair_heatmap: one system's `axis` values as a matrix;
-    tradeoff: `y` against `x`, one curve per `group`, Pareto front marked.
+    tradeoff: `y` against `x`, one curve per combination of the `group` system fields (a base model and its
+    compression method: one method's runs form a curve), Pareto front marked.
     """
 
     kind: str
@@ -65,7 +66,7 @@ class Chart:
     axis: str = ""
     x: str = ""
     y: str = ""
-    group: str = ""
+    group: tuple[str, ...] = ()
     # The chart's own wording (empty: a generic default built from the metric and axis labels).
     empty: str = ""  # the message drawn while no system has data for it
     x_title: str = ""
@@ -267,6 +268,8 @@ class Track(ABC):
     description: str
     metrics: tuple[Metric, ...]
     rank_by: str
+    # Metrics the leaders strip above the table shows beside the ranking one (who leads on each, and who ties).
+    headline: tuple[str, ...] = ()
     axes: tuple[Axis, ...]
     system_fields: tuple[SystemField, ...]
     unit_label: str = "question"

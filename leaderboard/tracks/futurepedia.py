@@ -194,6 +194,7 @@ class FuturepediaTrack(Track):
         ),
     )
     rank_by = "monolingual"
+    headline = ("monolingual", "crosslingual_strict")
     axes = (
         Axis("language", "Query language", LANGS),
         Axis("language_pair", "Language pair (query-doc)", PAIRS, metrics=("crosslingual_strict", "crosslingual_loose")),

@@ -243,6 +243,7 @@ class UnidocTrack(Track):
         ),
     )
     rank_by = "recall@10"
+    headline = ("recall@10", "completeness")
     axes = (
         Axis("domain", "Domain", DOMAINS),
         Axis("question_type", "Question type", QUESTION_TYPES),

@@ -170,6 +170,7 @@ class VdrTrack(Track):
         ),
     )
     rank_by = "ndcg@5"
+    headline = ("ndcg@5",)
     axes = (Axis("dataset", "Dataset"), Axis("family", "Dataset family", tuple(FAMILIES)))
     system_fields = (
         SystemField("name", "System", required=True),
@@ -187,7 +188,7 @@ class VdrTrack(Track):
             "nDCG@5 against compression (Pareto front marked)",
             x="compression",
             y="ndcg@5",
-            group="model",
+            group=("model", "method"),  # a model's prune and merge runs are two curves, not one zig-zag
             empty="No system reports compression yet.",
             x_title="share of vectors removed",
         ),

@@ -76,6 +76,10 @@ rescored and a change of gold or metric rescores everything.
   `numpy.random.default_rng(0)`) over each track's own units: {resampling}.
 - **Rank (CI)**: the best rank a system can claim given the intervals: 1 + the number of systems whose
   lower bound is above its upper bound.
+- **Tie band**: systems whose intervals overlap share a band (shaded in the table, "1–3"): a band runs from its
+  best system down to the last one whose interval overlaps that system's. The strip above each table names the
+  leader on the ranking and headline metrics, how many systems tie with it by that criterion, the paired test
+  against the runner-up, and the best reported figure beside it.
 - **Compare**: a paired bootstrap over the units both systems answered; significant when the 95% interval
   of the difference excludes 0.
 - **Missing units** score 0 and are counted; a submission is validated as a whole and rejected with every

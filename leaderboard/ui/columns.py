@@ -1,5 +1,5 @@
 """The columns of a track's table, declared once: built from its metrics, system fields and extra columns, plus the
-board's own fixed columns (Rank, Rank (CI), System, Covered, Missing, Judge, Submitted, Status, Id).
+board's own fixed columns (Rank, Rank (CI), Tie band, System, Covered, Missing, Judge, Submitted, Status, Id).
 
 A column is identified by its key everywhere (checkbox values, permalinks, API values); its label is what the
 page shows. Labels are still accepted as input for links and API calls made before keys were used.
@@ -115,7 +115,9 @@ def _int_text(value) -> str:
 
 
 def _metric_column(m: Metric) -> Column:
-    return Column(m.key, m.label, "metric", lambda r: metric_cell(r, m), lambda r: number(r.get(m.key)))
+    # wide enough for the value and its CI on one line
+    width = "180px" if m.has_ci else "110px"
+    return Column(m.key, m.label, "metric", lambda r: metric_cell(r, m), lambda r: number(r.get(m.key)), width=width)
 
 
 def _extra_column(c: TableColumn) -> Column:
@@ -124,6 +126,12 @@ def _extra_column(c: TableColumn) -> Column:
         return "" if missing(v) else f"{v:.{c.digits}%}" if c.percent else num(v, c.digits)
 
     return Column(c.key, c.label, "number", fmt, lambda r: number(r.get(c.key)), shown=c.shown)
+
+
+def band_text(row: Row) -> str:
+    """ "1–3" for a system whose tie band spans several ranks (ranking.tie_bands), "" alone in its band."""
+    first, last = number(row.get("band_first")), number(row.get("band_last"))
+    return f"{int(first)}–{int(last)}" if first is not None and last is not None and last > first else ""
 
 
 def field_columns(track: Track) -> list:
@@ -149,8 +157,10 @@ def columns(track: Track) -> list[Column]:
             "rank",
             lambda r: f"≥{int(r['rank_ub'])}" if number(r.get("rank_ub")) else "",
             lambda r: number(r.get("rank_ub")),
-            width="76px",
+            width="92px",
         ),
+        # ranks whose intervals overlap share a band (the table shades each band too)
+        Column("band", "Tie band", "rank", band_text, lambda r: number(r.get("band_first")), width="92px"),
         Column("system", "System", "text", _system_cell, optional=False, width="260px"),
     ]
     out += [Column(f.key, f.label, "text", lambda r, k=f.key: str(r.get(k, "")), shown=f.shown) for f in field_columns(track)]

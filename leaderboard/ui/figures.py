@@ -313,16 +313,20 @@ def _higher_is_better(track: Track, key: str) -> bool:
     return next((m.higher_is_better for m in track.metrics if m.key == key), True)
 
 
-def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, group: str, chart: Chart = NO_CHART) -> go.Figure:
-    """One curve per `group` of rescored systems, the Pareto front of those; reported rows as their own dotted
-    series (one per source: a published curve, uncompressed models), never on the front."""
+def tradeoff(
+    track: Track, systems: list[tuple[str, dict]], x: str, y: str, group: tuple[str, ...], chart: Chart = NO_CHART
+) -> go.Figure:
+    """One curve per combination of the `group` fields of rescored systems (model and method: a method's runs of a
+    model, in order of `x`), the Pareto front of all of them; reported rows as their own dotted series (one per
+    source: a published curve, uncompressed models), never on the front. A curve's colour is its first field's
+    value (one model, one colour), its dash the rest's; the legend and the hover name every field."""
     published = [
         (n, s.overall.get(x), s.overall.get(y), s.reported["series"], _reported_hover(s))
         for n, s in systems
         if _reported(s) and s.overall.get(x) is not None and s.overall.get(y) is not None
     ]
     systems = _rescored_only(systems)
-    pts = [(n, s.overall.get(x), s.overall.get(y), str(s.system.get(group, "?"))) for n, s in systems]
+    pts = [(n, s.overall.get(x), s.overall.get(y), tuple(str(s.system.get(g, "?")) for g in group)) for n, s in systems]
     pts = [p for p in pts if p[1] is not None and p[2] is not None]
     if not pts and published:
         fig = go.Figure()
@@ -334,17 +338,25 @@ def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, grou
     if not pts:
         return message_figure(chart.empty or f"No system reports {_label(track, x)} yet.")
     x_format = ".0%" if x in {m.key for m in track.metrics} and track.metric(x).percent else ".3f"
+    field_labels = {f.key: f.label for f in track.system_fields}
+    colours = {first: PALETTE[i % len(PALETTE)] for i, first in enumerate(sorted({p[3][0] for p in pts if p[3]}))}
+    dashes = ("solid", "dot", "dash", "dashdot", "longdash", "longdashdot")
+    rest = {r: dashes[i % len(dashes)] for i, r in enumerate(sorted({p[3][1:] for p in pts}))}
     fig = go.Figure()
-    for i, g in enumerate(sorted({p[3] for p in pts})):
+    for g in sorted({p[3] for p in pts}):
         mine = sorted((p for p in pts if p[3] == g), key=lambda p: p[1])
+        named = "<br>".join(f"{esc(field_labels.get(k, k))}: {esc(v)}" for k, v in zip(group, g))
         fig.add_scatter(
             x=[p[1] for p in mine],
             y=[p[2] for p in mine],
             mode="lines+markers",
-            name=esc(g),
+            name=esc(" · ".join(g)),
+            legendgroup=esc(g[0]) if g else None,
             text=[esc(p[0]) for p in mine],
-            line={"color": PALETTE[i % len(PALETTE)]},
+            line={"color": colours.get(g[0], PALETTE[0]) if g else PALETTE[0], "dash": rest[g[1:]]},
             hovertemplate="%{text}<br>"
+            + named
+            + ("<br>" if named else "")
             + esc(_label(track, x).lower())
             + " %{x:"
             + x_format
@@ -365,7 +377,8 @@ def tradeoff(track: Track, systems: list[tuple[str, dict]], x: str, y: str, grou
     )
     fig.update_xaxes(title=esc(chart.x_title or _label(track, x)), tickformat=".0%" if x_format == ".0%" else None)
     fig.update_yaxes(title=esc(chart.y_title or _label(track, y)))
-    return _layout(fig, f"{_label(track, y)} against {_label(track, x).lower()}, one curve per {group.replace('_', ' ')}")
+    per = " and ".join(field_labels.get(g, g).lower() for g in group)
+    return _layout(fig, f"{_label(track, y)} against {_label(track, x).lower()}, one curve per {per}")
 
 
 def diff_by_category(comparison: dict, name_a: str, name_b: str) -> go.Figure:

@@ -12,7 +12,7 @@ from ..ranking import BOARD, OFFICIAL, protocol_of
 from ..reported import LEGEND
 from ..service import Board
 from ..tracks import Track
-from .format import esc, num
+from .format import ci_text, esc, num
 
 TITLE = "Open RAG Leaderboard"
 TAGLINE = "Retrieval-augmented generation over real documents: every number recomputed from raw predictions."
@@ -29,7 +29,7 @@ def hint(text: str) -> str:
 def track_hint(track: Track) -> str:
     return hint(
         f"{esc(track.description)} Sort any column from the ⋮ menu of its header; "
-        "“Rank (CI)” is the best rank the 95% intervals allow."
+        "“Rank (CI)” is the best rank the 95% intervals allow; a “Tie band” groups the ranks whose intervals overlap."
     )
 
 
@@ -58,6 +58,72 @@ def reported_legend(track: Track | None = None, protocol: str = BOARD) -> str:
             "Scores: official script to compare like for like)."
         )
     return f'<p class="reported-legend"><span class="reported-badge">reported</span> {esc(text)}</p>'
+
+
+def _figure(value: float, percent: bool) -> str:
+    return f"{value:.1%}" if percent else num(value)
+
+
+def _lead_card(lead, with_reported: bool) -> str:
+    """One metric's card of the strip (views.Leader): the leader, its ties and (`with_reported`: the view shows
+    reported rows) the best reported figure."""
+    tag = ' <span class="lead-tag">ranks the table</span>' if lead.ranks else ""
+    head = f'<span class="lead-metric">{esc(lead.label)}</span>{tag}'
+    reported = ""
+    if lead.reported is not None:
+        r = lead.reported
+        reported = (
+            f'<span class="lead-reported" title="{esc(r.source)}"><span class="reported-badge">reported</span> best: '
+            f'<span class="lead-rname">{esc(r.name)}</span> {_figure(r.value, lead.percent)}</span>'
+        )
+    last = f'<div class="lead-line">{reported or "no reported figure"}</div>' if with_reported else ""
+    if lead.id is None:
+        top = '<span class="lead-none">no rescored system has it yet</span>'
+        return f'<div class="lead-card" data-metric="{esc(lead.key)}"><div class="lead-line">{head} {top}</div>{last}</div>'
+    ci = ci_text(lead.low, lead.high) if lead.low is not None else ""
+    ci_html = f" <sub>{ci}</sub>" if ci else ""
+    top = (
+        f'<b class="lead-name" title="{esc(lead.name)}">{esc(lead.name)}</b> '
+        f'<span class="lead-value">{_figure(lead.value, lead.percent)}</span>{ci_html}'
+    )
+    if lead.tied:
+        names = ", ".join(lead.tied_names) + (", …" if lead.tied > len(lead.tied_names) else "")
+        ties = f'<span title="{esc(names)}">tied with {lead.tied} of {lead.systems - 1} others</span>'
+    else:
+        ties = f"ahead of all {lead.systems - 1} others" if lead.systems > 1 else "the only system"
+    ties_html = f'<span class="lead-ties">{ties} <i>({esc(lead.criterion)})</i></span>'
+    paired = ""
+    if lead.paired_p is not None:
+        verdict = "significant" if lead.paired_significant else "not significant"
+        paired = (
+            f'<span class="lead-paired" title="paired bootstrap over the units both answered, against {esc(lead.runner_up)}">'
+            f"vs #2: paired p {'< 0.001' if lead.paired_p < 0.001 else f'{lead.paired_p:.3f}'}, {verdict}</span>"
+        )
+    line = " · ".join(part for part in (ties_html, paired) if part)
+    return (
+        f'<div class="lead-card{" ranks" if lead.ranks else ""}" data-metric="{esc(lead.key)}">'
+        f'<div class="lead-line">{head} {top}</div><div class="lead-line">{line}</div>{last}</div>'
+    )
+
+
+def leaders_strip(strip) -> str:
+    """The leaders strip above a track's table (a views.Strip): one card per metric; names are escaped."""
+    if not strip.leaders:
+        return ""
+    scope = f'<span class="lead-scope">{esc(strip.scope)}</span>' if strip.scope else ""
+    official = '<span class="lead-scope">official script</span>' if strip.protocol == OFFICIAL else ""
+    cards = "".join(_lead_card(lead, strip.with_reported) for lead in strip.leaders)
+    return f'<div class="lead-strip" role="region" aria-label="Who leads">{scope}{official}{cards}</div>'
+
+
+def leaders_placeholder(labels: list[str], with_reported: bool) -> str:
+    """The strip's cards before their figures are in: the metrics' labels, the cards' height kept."""
+    rest = '<div class="lead-line">…</div>' * (2 if with_reported else 1)  # as many lines as a card has
+    cards = "".join(
+        f'<div class="lead-card pending"><div class="lead-line"><span class="lead-metric">{esc(label)}</span></div>{rest}</div>'
+        for label in labels
+    )
+    return f'<div class="lead-strip" role="region" aria-label="Who leads">{cards}</div>'
 
 
 def compare_summary(text: str) -> str:

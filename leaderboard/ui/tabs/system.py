@@ -135,15 +135,30 @@ class SystemTab:
     def restore_outputs(self) -> list:
         return [self.system]
 
+    def leader(self, track_name) -> str | None:
+        """The leader of a track's table (of the first track when `track_name` is not one): what the tab opens on."""
+        return views.leader_id(self.board, track_name if track_name in TRACKS else next(iter(TRACKS)))
+
+    def enter(self, previous, entry_id):
+        """(the active tab, the pick): the tab opens on the leader of the track the visitor comes from while nothing
+        is picked, not on an empty picker; a pick made before is kept."""
+        if entry_id:
+            return self.id, gr.update()
+        return self.id, gr.update(value=self.leader(previous))
+
     def restore(self, params: dict[str, list[str]], tab: str) -> dict:
-        want = urlstate.first(params, "sys")
-        want = want if _opens(self.board, want) else None  # any system: a link may name the 9,000th
+        asked = urlstate.first(params, "sys")
+        want = asked if _opens(self.board, asked) else None  # any system: a link may name the 9,000th
+        # A link to the tab naming no system opens on a leader too; a wrong id stays unpicked (another system in
+        # its place would pass for the one the link names).
+        if asked is None and tab == self.id:
+            want = self.leader(None)
         return {self.system: gr.update(choices=all_systems(self.board, views.page_rows(self.board), keep=[want]), value=want)}
 
     # ---- events -------------------------------------------------------------------------------
     def wire(self, page: Page, tab: gr.Tab) -> None:
         shown = [*self.outputs, self.unit_views, page.url]
-        tab.select(lambda: self.id, None, page.active_tab, api_name=False).then(
+        tab.select(self.enter, [page.active_tab, self.system], [page.active_tab, self.system], api_name=False).then(
             on_screen(self.id, self.show), [page.active_tab, self.system], shown, api_name=False
         )
         self.system.change(on_screen(self.id, self.show), [page.active_tab, self.system], shown, api_name=False)

@@ -14,6 +14,8 @@ from .common import IN_ORDER, Page, accepts_labels, by_label, current_choices, e
 
 # API parameter names of the filter controls where the key alone would say too little
 _API_FILTER_NAMES = {"has": "has_results_for"}
+# A chip's key: its filter's key and its value (a value is a system's field: any text but this control character)
+_CHIP = "\x1f"
 # The "Scores" choice: (label, value); the value is the API's `protocol` and the permalink's.
 PROTOCOL_CHOICES = [("board", BOARD), ("official script", OFFICIAL)]
 SAME_PROTOCOL = "this track's board protocol is its script's"
@@ -69,37 +71,48 @@ class TrackTab:
             )
         choices = views.filter_choices(board, t) if on_screen else views.declared_filter_choices(t)
         self.filter_fields = views.filter_fields(t)
-        with gr.Row():
-            self.filters = [
-                current_choices(
-                    gr.Dropdown(
-                        keyed(choices.get(f.key, [])),
-                        value=[],
-                        multiselect=True,
-                        label=f.label,
-                        elem_id=f"{t.name}-filter-{f.key}",
-                    ),
-                    lambda key=f.key: keyed(views.filter_choices(self.board, t).get(key, [])),
-                    f.label,
+        # Folded: the first screen is for the table; the active filters show as chips beside the folded groups.
+        with gr.Row(equal_height=False, elem_classes=["fold-row"]):
+            with gr.Accordion("Filters", open=False, elem_id=f"{t.name}-filters"):
+                with gr.Row():
+                    self.filters = [
+                        current_choices(
+                            gr.Dropdown(
+                                keyed(choices.get(f.key, [])),
+                                value=[],
+                                multiselect=True,
+                                label=f.label,
+                                elem_id=f"{t.name}-filter-{f.key}",
+                            ),
+                            lambda key=f.key: keyed(views.filter_choices(self.board, t).get(key, [])),
+                            f.label,
+                        )
+                        for f in self.filter_fields
+                    ]
+            with gr.Accordion("Columns", open=False):
+                self.columns = accepts_labels(
+                    gr.CheckboxGroup(
+                        views.optional_columns(t),
+                        value=views.default_columns(t),
+                        label="Shown columns",
+                        elem_id=f"{t.name}-columns",
+                    )
                 )
-                for f in self.filter_fields
-            ]
-        with gr.Accordion("Columns", open=False):
-            self.columns = accepts_labels(
-                gr.CheckboxGroup(
-                    views.optional_columns(t), value=views.default_columns(t), label="Shown columns", elem_id=f"{t.name}-columns"
-                )
+            # one chip per chosen value, all ticked: unticking one removes that value from its filter
+            self.chips = gr.CheckboxGroup(
+                [],
+                value=[],
+                show_label=False,
+                container=False,
+                visible=False,
+                elem_id=f"{t.name}-chips",
+                elem_classes=["filter-chips"],
             )
-        # Published figures beside the rescored rows (leaderboard/reported.py): on by default, kept in the permalink.
-        with gr.Row(equal_height=True, visible=bool(t.reported_files)):
-            self.show_reported = gr.Checkbox(
-                value=True, label="show reported results", scale=0, min_width=220, elem_id=f"{t.name}-show-reported"
-            )
-            self.legend = gr.HTML(html.reported_legend(t), elem_id=f"{t.name}-reported-legend")
         page_rows = views.page_rows(self.board)
         if on_screen:
             # the initial page only: formatting cost stays that of one page however many systems the board has
-            disp, raw, every = views.table_page(board, t.name, views.TableView(show_reported=True, rows=page_rows))
+            view = views.TableView(show_reported=True, rows=page_rows)
+            disp, raw, every = views.table_page(board, t.name, view)
             note = views.page_note(raw, every)
             value, datatype = views.table_value(disp, raw, t), views.datatypes(disp, t)
             # Its leaders come with the page's load, which selects the tab and so re-renders its table and leaders
@@ -108,17 +121,28 @@ class TrackTab:
             systems = views.system_choices(board, t.name, limit=page_rows)
         else:  # drawn when it opens
             value, datatype, note, leaders, systems = None, "str", "", "", []
+        # The strip's figures come with the table's render (the load's, as the leaders': ranking by each headline
+        # metric is a pass over every system); until then its cards hold their place, so the table does not move.
+        strip = html.leaders_placeholder([t.metric(k).label for k in views.strip_metrics(t, t.rank_by)], bool(t.reported_files))
+        # Who leads on the ranking metric and the headline ones, and who is tied with them: above the table
+        self.strip = gr.HTML(strip, elem_id=f"{t.name}-strip")
         self.table = gr.Dataframe(
             value,
             datatype=datatype,
             interactive=False,
-            wrap=True,
-            pinned_columns=3,
+            wrap=False,  # one line per row: the CI beside its value in smaller type
+            pinned_columns=sum(1 for c in cols.columns(t) if c.kind == "rank" and (c.shown or not c.optional)) + 1,
             show_search="none",
             max_height=640,
             elem_id=f"{t.name}-table",
             label=f"{t.title}: ranked by {t.metric(t.rank_by).label}" + (f" · {note}" if note else ""),
         )
+        # Published figures beside the rescored rows (leaderboard/reported.py): on by default, kept in the permalink.
+        with gr.Row(equal_height=True, visible=bool(t.reported_files)):
+            self.show_reported = gr.Checkbox(
+                value=True, label="show reported results", scale=0, min_width=220, elem_id=f"{t.name}-show-reported"
+            )
+            self.legend = gr.HTML(html.reported_legend(t), elem_id=f"{t.name}-reported-legend")
         # Who leads per category among rescored and among reported rows (tracks with reported figures)
         self.leaders = gr.HTML(leaders, elem_id=f"{t.name}-leaders")
         with gr.Row():
@@ -216,6 +240,7 @@ class TrackTab:
         rank_label = t.metric(rank_key).label
         scope = "" if view.scores_on in (None, views.ALL) else f", scores on {view.scores_on}"
         shown = views.leaders_html(self.board, t, every, rank_key, view.protocol) if scope == "" and leaders else ""
+        strip = html.leaders_strip(views.leaders(self.board, t.name, view)) if leaders else gr.update()
         return (
             gr.update(
                 value=views.table_value(disp, raw, t),
@@ -228,7 +253,25 @@ class TrackTab:
             shown,
             gr.update(visible=bool(cut)),
             gr.update(visible=bool(cut) or view.rows != views.page_rows(self.board)),
+            strip,
+            self.chips_update(view),
         )
+
+    def chips_update(self, view: views.TableView):
+        """The chips of the values chosen in the folded filters: "Paradigm: text" ("Has results for" by metric label),
+        each keyed by its filter and value; hidden while no filter is set."""
+        labels = {m.key: m.label for m in self.track.metrics}
+        chips = [
+            (f"{f.label}: {labels.get(v, v) if f.key == 'has' else v}", _CHIP.join((f.key, v)))
+            for f in self.filter_fields
+            for v in view.filters.get(f.key) or []
+        ]
+        return gr.update(choices=chips, value=[key for _, key in chips], visible=bool(chips))
+
+    def remove_chip(self, kept, *filters):
+        """A chip unticked: its value leaves its filter (the filters' change re-renders the table and the chips)."""
+        kept = set(kept or [])
+        return [[v for v in (values or []) if _CHIP.join((f.key, v)) in kept] for f, values in zip(self.filter_fields, filters)]
 
     def table_api(self, *controls):
         """The table for a view, as an API endpoint (no URL side effect)."""
@@ -283,7 +326,7 @@ class TrackTab:
     # ---- permalink ----------------------------------------------------------------------------
     @property
     def restore_outputs(self) -> list:
-        return [*self.controls, self.table, self.leaders, self.more, self.chart_system]
+        return [*self.controls, self.table, self.leaders, self.more, self.chart_system, self.strip, self.chips]
 
     def restore(self, params: dict[str, list[str]], tab: str) -> dict:
         """Control values from a permalink (unknown values fall back to defaults); defaults unless this tab is named."""
@@ -324,11 +367,13 @@ class TrackTab:
         # load, and its select re-renders its table: with the board as it is then, its leaders included.)
         if tab == self.id and not self.drawn_at_build:
             view = self.view([rank_key, slice_choice, search, *wanted, columns, show, rows, protocol])
-            table, _, leaders, more, rows_shown = self.render_view(None, view)
+            table, _, leaders, more, rows_shown, strip, chips = self.render_view(None, view)
             out.update({self.table: table, self.leaders: leaders, self.more: more, self.rows: {**rows_shown, "value": rows}})
+            out.update({self.strip: strip, self.chips: chips})
             out[self.chart_system] = self.repick_system(None)
         else:  # drawn already (or drawn when it opens): left as it is
-            out.update({c: gr.update() for c in (self.table, self.leaders, self.more, self.chart_system)})
+            kept = (self.table, self.leaders, self.more, self.chart_system, self.strip, self.chips)
+            out.update({c: gr.update() for c in kept})
         return out
 
     # ---- events -------------------------------------------------------------------------------
@@ -357,6 +402,8 @@ class TrackTab:
         )
         self.csv.click(self.export_by_name, None, self.csv, api_name=f"export_csv_{name}", inputs_kwargs=self.export_inputs)
         self.more.click(self.show_more, self.rows, self.rows, api_name=False, show_progress="hidden")
+        # `input`: a visitor's untick only (the render's own update of the chips fires no event)
+        self.chips.input(self.remove_chip, [self.chips, *self.filters], self.filters, api_name=False, show_progress="hidden")
         chart_inputs = [self.chart_metric, self.chart_system, *self.controls]
         for i, (ctab, plot) in enumerate(zip(self.chart_tabs, self.plots)):
             index = gr.Number(i, visible=False)
@@ -393,7 +440,7 @@ class TrackTab:
         page.data_version.change(self.repick_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
 
     def render_outputs(self, page: Page) -> list:
-        return [self.table, page.url, self.leaders, self.more, self.rows]
+        return [self.table, page.url, self.leaders, self.more, self.rows, self.strip, self.chips]
 
     def open_row(self, evt: gr.SelectData):
         """A click on a table row opens that submission in the System tab (when the Id column is shown)."""

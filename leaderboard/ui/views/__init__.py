@@ -21,8 +21,10 @@ from .common import (
     visible_entry,
 )
 from .compare import NO_TEST, both_records, compare_view, reported_compare_view
+from .leaders import Leader, Strip, leader_id, leaders, strip_metrics
 from .system import RECORD_SHOWN_CHARS, detail, full_record, unit_categories, unit_frame, unit_record
 from .track import (
+    BAND_STYLES,
     CHART_SERIES,
     HAS,
     JUDGE,
@@ -30,6 +32,7 @@ from .track import (
     TableView,
     axis_metric,
     axis_values,
+    band_shades,
     chart,
     chart_rows,
     chart_systems,
@@ -60,16 +63,20 @@ from .track import (
 
 __all__ = [
     "ALL",
+    "BAND_STYLES",
     "CHART_SERIES",
     "HAS",
     "JUDGE",
+    "Leader",
     "MAX_TABLE_ROWS",
     "NO_TEST",
     "RECORD_SHOWN_CHARS",
     "REPORTED_STYLE",
+    "Strip",
     "TableView",
     "axis_metric",
     "axis_values",
+    "band_shades",
     "both_records",
     "chart",
     "chart_rows",
@@ -89,6 +96,8 @@ __all__ = [
     "first_systems",
     "full_record",
     "judge_label",
+    "leader_id",
+    "leaders",
     "leaders_html",
     "optional_columns",
     "page_note",
@@ -103,6 +112,7 @@ __all__ = [
     "rows_wanted",
     "shown_columns",
     "slice_choices",
+    "strip_metrics",
     "system_choices",
     "system_ids",
     "systems_in",

@@ -324,7 +324,9 @@ def table_value(disp: pd.DataFrame, raw: pd.DataFrame, track: Track) -> dict:
     data = [list(row) for row in zip(*columns)] if columns else []
     shown = disp.astype(str).values.tolist()
     marked = [bool(r.get("reported")) for r in records] if records else [False] * len(shown)
-    styling = [[REPORTED_STYLE if m else ""] * len(disp.columns) for m in marked]  # reported rows look different
+    shades = band_shades(records) if records else [""] * len(shown)
+    # reported rows look different; the systems of a tie band share a shade
+    styling = [[REPORTED_STYLE if m else shade] * len(disp.columns) for m, shade in zip(marked, shades)]
     return {
         "headers": list(disp.columns),
         "data": data,
@@ -333,6 +335,24 @@ def table_value(disp: pd.DataFrame, raw: pd.DataFrame, track: Track) -> dict:
 
 
 REPORTED_STYLE = "background-color: #f3f0e8; font-style: italic;"
+# Tie bands of several systems, shaded in turn with two tints (two bands in a row stay apart); a system alone in
+# its band is not shaded.
+BAND_STYLES = ("background-color: #e6f0f9;", "background-color: #f4f8fc;")
+
+
+def band_shades(records: list[dict]) -> list[str]:
+    """The style of each row for its tie band: a tint per band of several systems, alternating; "" otherwise."""
+    out, seen = [], 0
+    last_band = None
+    for r in records:
+        band = (cols.number(r.get("band_first")), cols.number(r.get("band_last")))
+        if band[0] is None or band[1] is None or band[1] <= band[0]:
+            out.append("")
+            continue
+        if band != last_band:
+            seen, last_band = seen + 1, band
+        out.append(BAND_STYLES[(seen - 1) % 2])
+    return out
 
 
 def column_widths(disp: pd.DataFrame, track: Track) -> list[str]:
