@@ -102,7 +102,7 @@ async ([title, track, quiet, what]) => {
     if (held !== null && now - b.last_change >= quiet && now - held >= quiet) {
       return {held: held - t0, settled: Math.max(held, b.last_change) - t0};
     }
-    if (now - t0 > 30000) return {held: null, settled: null};
+    if (now - t0 > 60000) return {held: null, settled: null};  // printed as "> 60 s"
   }
 }
 """
@@ -276,14 +276,16 @@ def main() -> None:
         f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} cores)"
     )
     print(f"{'':44s} {'board':>8s} {'floor':>8s} {'ratio':>6s}   board loads / floor loads")
+
+    def ms(x: float) -> str:
+        return f"{x:.0f}" if x != float("inf") else ">60000"
+
     for key in runs["board"][0]:
-        b = [r[key] for r in runs["board"]]
-        f = [r[key] for r in runs["floor"]]
+        # a figure that did not come within a minute counts as infinitely long
+        b = [float("inf") if r[key] is None else r[key] for r in runs["board"]]
+        f = [float("inf") if r[key] is None else r[key] for r in runs["floor"]]
         mb, mf = statistics.median(b), statistics.median(f)
-        print(
-            f"{key:44s} {mb:8.0f} {mf:8.0f} {mb / mf:6.2f}   "
-            f"{' '.join(f'{x:.0f}' for x in b)} / {' '.join(f'{x:.0f}' for x in f)}"
-        )
+        print(f"{key:44s} {ms(mb):>8s} {ms(mf):>8s} {mb / mf:6.2f}   {' '.join(ms(x) for x in b)} / {' '.join(ms(x) for x in f)}")
     print(json.dumps({k: runs[k] for k in runs}), file=sys.stderr)
 
 
