@@ -116,10 +116,14 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
     first = next(iter(TRACKS))
     valid_tabs = [u.id for u in units]
 
-    def on_load(request: gr.Request):
+    def opening(request: gr.Request | None) -> tuple[dict, str]:
+        """(the permalink's parameters, the tab it opens on)."""
         params = urlstate.decode(request.query_params if request else {})
         tab = urlstate.first(params, "tab", first)
-        tab = tab if tab in valid_tabs else first
+        return params, tab if tab in valid_tabs else first
+
+    def on_load(request: gr.Request):
+        params, tab = opening(request)
         # the page starts from the board as it is now: the timer re-renders only on later changes
         version = page.board.version
         out = {
@@ -132,9 +136,9 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
         }
         for unit in units:
             out.update(unit.restore(params, tab))
-        opening = next(u for u in units if u.id == tab)
-        if isinstance(opening, TrackTab):  # its view, as drawn, in the address bar
-            out[page.url] = out[opening.query]
+        shown = next(u for u in units if u.id == tab)
+        if isinstance(shown, TrackTab):  # its view, as drawn, in the address bar
+            out[page.url] = out[shown.query]
         return out
 
     outputs = [page.main_tabs, page.active_tab, page.url, seen_version, page.data_version, status, timer]
@@ -151,6 +155,11 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
             out += [gr.update()] * len(unit.draw_outputs) if unit.id == active else unit.prefetch(*mine)
         return out
 
+    def opening_chart(request: gr.Request):
+        params, tab = opening(request)
+        return [p for u in tracks for p in (u.opening_chart(params) if u.id == tab else [gr.update() for _ in u.plots])]
+
+    demo.load(opening_chart, None, [p for u in tracks for p in u.plots], api_name=False, show_progress="hidden")
     demo.load(on_load, None, outputs, api_name=False).then(
         prefetch,
         [page.active_tab, *(c for u in tracks for c in (u.drawn, *u.draw_inputs))],

@@ -293,13 +293,17 @@ class TrackTab:
         """Redraw only the chart on screen; the others are drawn when their tab opens."""
         return [self.chart(i, *args) if i == active else gr.update() for i in range(len(self.plots))]
 
-    def draw(self, active_chart, metric, system_id, *controls) -> tuple:
+    def draw(self, active_chart, metric, system_id, *controls, charts: bool = True) -> tuple:
         """The tab whole, for the board as it is: `render`'s outputs, the per-system pick (kept while it exists),
-        the board version drawn, then the chart on screen drawn with that pick (`draw_outputs` order)."""
+        the board version drawn, then the chart on screen drawn with that pick (`draw_outputs` order; `charts`
+        False: left as they are)."""
         version = self.board.version  # read first: data arriving meanwhile leaves the tab marked behind, not ahead
         pick = self.repick_system(system_id)
-        charts = self.redraw_active(active_chart, metric, pick.get("value", system_id), *controls)
-        return (*self.render(*controls), pick, version, *charts)
+        if charts:
+            plots = self.redraw_active(active_chart, metric, pick.get("value", system_id), *controls)
+        else:
+            plots = [gr.update() for _ in self.plots]
+        return (*self.render(*controls), pick, version, *plots)
 
     @property
     def draw_inputs(self) -> list:
@@ -315,8 +319,9 @@ class TrackTab:
         # the view drawn before the controls: a restored search box finds its table drawn (`wire`)
         return list(dict.fromkeys([*self.draw_outputs, *self.controls]))
 
-    def restore(self, params: dict[str, list[str]], tab: str) -> dict:
-        """Control values from a permalink (unknown values fall back to defaults); defaults unless this tab is named."""
+    def linked_controls(self, params: dict[str, list[str]], tab: str) -> list:
+        """The controls' values a permalink names, in `controls` order (unknown values fall back to defaults);
+        defaults unless this tab is named."""
         params = params if tab == self.id else {}
         t = self.track
         slice_choice = urlstate.first(params, "slice", views.ALL)
@@ -324,10 +329,32 @@ class TrackTab:
         rank_key = cols.metric_key(t, urlstate.first(params, "rank"))  # key, or an older link's label
         slice_choice = slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL
         search = urlstate.first(params, "q", "")
+        choices = views.filter_choices(self.board, t)
+        wanted = []
+        for f in self.filter_fields:
+            pairs = keyed(choices.get(f.key, []))
+            wanted.append([v for v in by_label(pairs, params.get(f"f.{f.key}", [])) if v in {k for _, k in pairs}])
+        optional = {k for _, k in views.optional_columns(t)}
+        columns = [k for k in cols.keys_of(t, shown_cols) if k in optional] if shown_cols else views.default_columns(t)
+        show = urlstate.first(params, "reported", "1") != "0"
+        rows = views.rows_wanted(urlstate.first(params, "rows"), views.page_rows(self.board))
+        protocol = protocol_of(t, urlstate.first(params, "protocol", BOARD))  # the board's on a track without deviations
+        return [rank_key, slice_choice, search, *wanted, columns, show, rows, protocol]
+
+    def restore(self, params: dict[str, list[str]], tab: str) -> dict:
+        """Control values from a permalink (`linked_controls`) with their current choices; the tab drawn if the page
+        opens on it (its chart apart: `opening_chart`)."""
+        t = self.track
+        controls = self.linked_controls(params, tab)
         out: dict = {}
         restored = []  # controls given another value than the page was built with
-
-        def put(control, value, **more):
+        filter_choices = views.filter_choices(self.board, t)
+        for control, value in zip(self.controls, controls):
+            more = {}
+            if control is self.slice:
+                more["choices"] = views.slice_choices(self.board, t)
+            elif control in self.filters:
+                more["choices"] = keyed(filter_choices.get(self.filter_fields[self.filters.index(control)].key, []))
             # A value is sent only where it differs from the control's value as built, which the page starts from
             # (a value sent again fires the control's change); a control restored to another value is a view
             # other than the table built with the page.
@@ -336,38 +363,27 @@ class TrackTab:
             else:
                 out[control] = gr.update(value=value, **more)
                 restored.append(control)
-
-        put(self.rank_by, rank_key)
-        put(self.slice, slice_choice, choices=views.slice_choices(self.board, t))
-        put(self.search, search)
-        choices = views.filter_choices(self.board, t)
-        wanted = []
-        for f, control in zip(self.filter_fields, self.filters):
-            pairs = keyed(choices.get(f.key, []))
-            wanted.append([v for v in by_label(pairs, params.get(f"f.{f.key}", [])) if v in {k for _, k in pairs}])
-            put(control, wanted[-1], choices=pairs)
-        optional = {k for _, k in views.optional_columns(t)}
-        columns = [k for k in cols.keys_of(t, shown_cols) if k in optional] if shown_cols else views.default_columns(t)
-        show = urlstate.first(params, "reported", "1") != "0"
-        rows = views.rows_wanted(urlstate.first(params, "rows"), views.page_rows(self.board))
-        protocol = protocol_of(t, urlstate.first(params, "protocol", BOARD))  # the board's on a track without deviations
-        put(self.columns, columns)
-        put(self.show_reported, show)
-        put(self.rows, rows)
-        put(self.protocol, protocol)
-        controls = [rank_key, slice_choice, search, *wanted, columns, show, rows, protocol]
         if tab != self.id:  # drawn after the tab the page opens on (`prefetch`) or when it opens
             out.update({c: gr.update() for c in self.draw_outputs if c not in out})
             out[self.drawn] = -1
             return out
-        # The tab the page opens on, drawn by the page's load: its table (unless the page holds it as it is), its
-        # leaders, its chart (after the table, which the page shows before the load is answered).
-        drawn = dict(zip(self.draw_outputs, self.draw(0, self.chart_metric.value, self.chart_system.value, *controls)))
+        # The tab the page opens on, drawn by the page's load: its table (unless the page holds it as it is) and
+        # its leaders; its chart comes apart, at once (`opening_chart`), after the table the page shows as it opens.
+        drawn = dict(
+            zip(self.draw_outputs, self.draw(0, self.chart_metric.value, self.chart_system.value, *controls, charts=False))
+        )
         if self.drawn_at_build and not restored and drawn[self.drawn] == self.built_version:
             drawn[self.table] = gr.update()
         drawn[self.rows] = {**drawn[self.rows], **out[self.rows]}  # shown or not, and the restored number
         out.update(drawn)
         return out
+
+    def opening_chart(self, params: dict[str, list[str]]) -> list:
+        """The first chart of the tab a page opens on (updates of `plots`), for the view its permalink names: a
+        request of its own beside the page's load, which restores every tab (its answer comes later)."""
+        pick = self.repick_system(self.chart_system.value)
+        system = pick.get("value", self.chart_system.value)
+        return self.redraw_active(0, self.chart_metric.value, system, *self.linked_controls(params, self.id))
 
     def prefetch(self, *inputs) -> tuple:
         """`draw` for the track (`draw_inputs`), unless the page holds it drawn for the board as it is."""
