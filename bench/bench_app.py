@@ -219,11 +219,11 @@ def server_side(data_dir: Path, repeat: int) -> dict[str, list[float]]:
         chart_args = [t.metric(t.rank_by).label, None, *controls]
 
         def switch(tt=tt, controls=controls, chart_args=chart_args):
-            tt.render(tt.track.name, *controls)  # the table (and the URL) for the tab
+            tt.render(*controls)  # the table (and the URL) for the tab
             tt.chart(0, *chart_args)  # its first chart, drawn when the tab opens
 
         results[f"switch to {name} ({len(board.entries(name))} systems): table + first chart"] = timed(switch, repeat)
-        results[f"  of which table render ({name})"] = timed(lambda tt=tt, c=controls: tt.render(tt.track.name, *c), repeat)
+        results[f"  of which table render ({name})"] = timed(lambda tt=tt, c=controls: tt.render(*c), repeat)
         ids = [i for _, i in views.system_choices(board, name)]
         results[f"compare ({name}, best two)"] = timed(lambda ids=ids, n=name: named["compare"](n, ids[0], ids[1]), repeat)
         results[f"detail view ({name}, best system)"] = timed(lambda ids=ids: named["detail"](ids[0]), repeat)

@@ -8,6 +8,7 @@ Screenshots go to test-output/screenshots/ (CI artifacts, not committed).
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import shutil
 from pathlib import Path
@@ -536,3 +537,78 @@ def desktop_context():
         yield ctx
         ctx.close()
         browser.close()
+
+
+# ---- a tab drawn once per board version --------------------------------------------------------------------------
+def _asked(page, app) -> list[str]:
+    """What the page asks the server from now on: the handler of every queue request, by qualified name (and the
+    track for a track tab's), the status timer's tick left out (it asks every few seconds whatever is on screen)."""
+    asked: list[str] = []
+
+    def name(fn_index: int) -> str:
+        fn = app.blocks.fns[fn_index].fn
+        inner = getattr(fn, "__wrapped__", fn)
+        track = getattr(getattr(inner, "__self__", None), "id", "")
+        return f"{fn.__qualname__}({track})"
+
+    def on_request(request):
+        if "/queue/join" in request.url:
+            called = name(json.loads(request.post_data)["fn_index"])
+            if not called.startswith("_wire_status.<locals>.poll"):
+                asked.append(called)
+
+    page.on("request", on_request)
+    return asked
+
+
+def _open_tab(page, title: str, track: str):
+    page.get_by_role("tab", name=title, exact=True).click()
+    page.wait_for_selector(f"#{track}-table [role=row][data-index]")
+    plot_svg_text(page, f"{track}-plot-0")
+
+
+def test_a_drawn_tab_is_shown_again_without_asking_the_server(app, page_factory):
+    """ui/tabs/track.py `wire`: a track tab the page holds drawn for the board version it knows opens in the page
+    alone (no request); new data redraws the tab on screen, and a tab drawn before it
+    when it opens again. Last in the module: it adds a submission to the board."""
+    page = page_factory()
+    asked = _asked(page, app)
+    open_board(page, app)
+    plot_svg_text(page, "unidoc-plot-0")
+    tracks = [(t.name, t.title) for t in TRACKS.values()]
+    for name, title in tracks[1:]:  # each drawn once: by the page's load or when it opens
+        _open_tab(page, title, name)
+    page.wait_for_timeout(1500)  # anything still coming in
+    asked.clear()
+    for name, title in [*tracks, *tracks]:
+        _open_tab(page, title, name)
+        page.wait_for_timeout(300)
+    page.wait_for_timeout(1000)
+    assert asked == []
+    assert "tab=vdr" in page.url  # the URL follows the tab on screen all the same
+
+    # New data (a submission, pulled): the tab on screen is redrawn, the others when they open again
+    futurepedia = tracks[1]
+    base = ROOT / "assets" / "demo" / "submissions" / "futurepedia" / "gemma-2-9b-mono.jsonl"
+    fresh = with_system(b"\n".join(base.read_bytes().splitlines()[:-1]), base.name, {"name": "Fresh system"})
+    place_submission(app.data_dir, futurepedia[0], "newcomer", fresh)
+    version = app.board.version
+    app.board.refresh()
+    assert app.board.version != version
+
+    def tracks_asked():  # the compare and system tabs refresh their pickers with new data: theirs, not asked here
+        return [a for a in asked if a.startswith("TrackTab.")]
+
+    for _ in range(TIMEOUT // 250):  # the timer's next tick (5 s) announces it; the tab on screen asks for its draw
+        if tracks_asked():
+            break
+        page.wait_for_timeout(250)
+    page.wait_for_timeout(1000)
+    assert tracks_asked() == ["TrackTab.draw(vdr)"]
+    _open_tab(page, futurepedia[1], futurepedia[0])
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#futurepedia-table [role=row][data-index]')]"
+        ".some(r => r.innerText.includes('Fresh system'))"
+    )
+    assert tracks_asked() == ["TrackTab.draw(vdr)", "TrackTab.draw(futurepedia)"]
+    assert page.errors == []

@@ -114,9 +114,9 @@ def test_show_more_grows_the_page_and_the_permalink_keeps_it(client, app, tabs):
     restored = track.restore({"rows": [str(2 * PAGE)]}, TRACK)
     assert restored[track.rows]["value"] == 2 * PAGE
     controls = [restored[c].get("value", c.value) for c in track.controls]  # a control at its built value: none sent
-    _, query, *_ = track.render(TRACK, *controls)
+    _, query, *_ = track.render(*controls)
     assert f"rows={2 * PAGE}" in query
-    _, default_query, *_ = track.render(TRACK, *controls[:-2], PAGE, controls[-1])  # rows, then the Scores choice
+    _, default_query, *_ = track.render(*controls[:-2], PAGE, controls[-1])  # rows, then the Scores choice
     assert "rows=" not in default_query  # the default page leaves the link as it was
 
 

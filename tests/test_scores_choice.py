@@ -257,10 +257,10 @@ def test_permalink_holds_the_choice_and_restores_it(app, toy):
         True,
         views.page_rows(app.board),
     ]
-    table, query, *_ = tab.render("toyqa", *controls, "official")
+    table, query, *_ = tab.render(*controls, "official")
     assert "protocol=official" in query and "scores: official script" in table["label"]
-    assert "protocol" not in tab.render("toyqa", *controls, "board")[1]
-    assert "protocol" not in tab.render("toyqa", *controls)[1]  # a caller without it: the board's
+    assert "protocol" not in tab.render(*controls, "board")[1]
+    assert "protocol" not in tab.render(*controls)[1]  # a caller without it: the board's
     restored = tab.restore({"tab": ["toyqa"], "protocol": ["official"]}, "toyqa")
     assert restored[tab.protocol]["value"] == "official"
     assert frame(restored[tab.table])["System"].tolist() == ["Toy partial", "Toy cased"]  # drawn in that protocol

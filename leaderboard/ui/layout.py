@@ -84,7 +84,8 @@ def build(board: Board) -> gr.Blocks:
         page = Page(
             board,
             url=gr.Textbox(visible=False, elem_id="url-state"),
-            active_tab=gr.State(next(iter(TRACKS))),
+            # in the page (not a session State): a track's tab is opened without asking the server
+            active_tab=gr.Textbox(next(iter(TRACKS)), visible=False),
             data_version=gr.Number(board.version, visible=False),
         )
         seen_version = gr.State(board.version)
@@ -115,26 +116,57 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
     first = next(iter(TRACKS))
     valid_tabs = [u.id for u in units]
 
-    def on_load(request: gr.Request):
+    def opening(request: gr.Request | None) -> tuple[dict, str]:
+        """(the permalink's parameters, the tab it opens on)."""
         params = urlstate.decode(request.query_params if request else {})
         tab = urlstate.first(params, "tab", first)
-        tab = tab if tab in valid_tabs else first
+        return params, tab if tab in valid_tabs else first
+
+    def on_load(request: gr.Request):
+        params, tab = opening(request)
         # the page starts from the board as it is now: the timer re-renders only on later changes
+        version = page.board.version
         out = {
             page.main_tabs: gr.Tabs(selected=tab),
             page.active_tab: tab,
-            seen_version: page.board.version,
+            seen_version: version,
+            page.data_version: gr.update() if version == page.data_version.value else version,
             status: status_html(page.board),
             timer: gr.Timer(active=True),
         }
         for unit in units:
             out.update(unit.restore(params, tab))
+        shown = next(u for u in units if u.id == tab)
+        if isinstance(shown, TrackTab):  # its view, as drawn, in the address bar
+            out[page.url] = out[shown.query]
         return out
 
-    outputs = [page.main_tabs, page.active_tab, seen_version, status, timer]
+    outputs = [page.main_tabs, page.active_tab, page.url, seen_version, page.data_version, status, timer]
     for unit in units:
         outputs += unit.restore_outputs
-    demo.load(on_load, None, outputs, api_name=False)
+    # Then, the tab on screen drawn, the other tracks' tables and charts are sent while the visitor reads it:
+    # opening one later draws what the page holds (no request). Each is drawn once per board version on the server.
+    tracks = [u for u in units if isinstance(u, TrackTab)]
+
+    def prefetch(active, *inputs):
+        out = []
+        for unit in tracks:
+            mine, inputs = inputs[: 1 + len(unit.draw_inputs)], inputs[1 + len(unit.draw_inputs) :]
+            out += [gr.update()] * len(unit.draw_outputs) if unit.id == active else unit.prefetch(*mine)
+        return out
+
+    def opening_chart(request: gr.Request):
+        params, tab = opening(request)
+        return [p for u in tracks for p in (u.opening_chart(params) if u.id == tab else [gr.update() for _ in u.plots])]
+
+    demo.load(opening_chart, None, [p for u in tracks for p in u.plots], api_name=False, show_progress="hidden")
+    demo.load(on_load, None, outputs, api_name=False).then(
+        prefetch,
+        [page.active_tab, *(c for u in tracks for c in (u.drawn, *u.draw_inputs))],
+        [c for u in tracks for c in u.draw_outputs],
+        api_name=False,
+        show_progress="hidden",
+    )
 
 
 def _wire_status(board: Board, page: Page, status: gr.HTML, refresh: gr.Button, seen_version: gr.State, timer: gr.Timer) -> None:

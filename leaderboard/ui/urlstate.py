@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlencode
 
-# Pushed by the page whenever the hidden state box changes; never a full reload.
+# Pushed by the page whenever the hidden state box changes; never a full reload. Every view has a query (its tab
+# at least): an empty one is the box before any view wrote it (a select handler in the page passing it on as the
+# page starts), and leaves the address bar as it is (the permalink the page's load reads).
 REPLACE_STATE_JS = """(q) => {
-  const target = q ? "?" + q : window.location.pathname;
-  if (window.location.search !== (q ? "?" + q : "")) { window.history.replaceState(null, "", target); }
+  if (!q) { return q; }
+  if (window.location.search !== "?" + q) { window.history.replaceState(null, "", "?" + q); }
   return q;
 }"""
 

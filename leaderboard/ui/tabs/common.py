@@ -23,7 +23,7 @@ class Page:
 
     board: Board
     url: gr.Textbox  # the query string of the view on screen (pushed to the address bar)
-    active_tab: gr.State  # only the view on screen writes the URL
+    active_tab: gr.Textbox  # the tab on screen (hidden, in the page): only the view on screen writes the URL
     data_version: gr.Number  # changes when the board's data does
     main_tabs: Any = None  # gr.Tabs, set once opened
     open_system: Any = None  # the System tab's picker: a table row click opens a submission there

@@ -141,8 +141,9 @@ class SystemTab:
 
     def enter(self, previous, entry_id):
         """(the active tab, the pick): the tab opens on the leader of the track the visitor comes from while nothing
-        is picked, not on an empty picker; a pick made before is kept."""
-        if entry_id:
+        is picked, not on an empty picker; a pick made before is kept, and so is a permalink's (the page selects the
+        tab it opens on again after its load, which restored the link's pick or its wrong id left unpicked)."""
+        if entry_id or previous == self.id:
             return self.id, gr.update()
         return self.id, gr.update(value=self.leader(previous))
 

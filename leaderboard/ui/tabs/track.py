@@ -25,12 +25,14 @@ class TrackTab:
     """Controls, table, CSV export and lazily built charts of one track; its events and its permalink."""
 
     def __init__(self, board: Board, track: Track, on_screen: bool = True):
-        """`on_screen`: the tab a page opens on. The others are drawn when they open (their tab's select renders
-        the table, `wire`) or when a permalink opens on them (`restore`): ranking a track is a pass over all of
-        its systems (a third of the start-up at 10,000 submissions), so a track nobody opens costs none of it."""
+        """`on_screen`: the tab a page opens on, its table built with the page. The others are drawn by the page's
+        load, after the tab it opens on (`prefetch`, `restore`), or when they open (`wire`): ranking a track is a
+        pass over all of its systems (a third of the start-up at 10,000 submissions), paid by a visitor, not by
+        every start."""
         self.id = track.name
         self.board, self.track = board, track
         self.drawn_at_build = on_screen
+        self.built_version = board.version
         t = track
         metric_choices = [(m.label, m.key) for m in t.metrics]
         with gr.Row(equal_height=True):
@@ -173,7 +175,15 @@ class TrackTab:
                     with gr.Tab(c.title, id=f"{t.name}-chart-{i}") as tab:
                         self.plots.append(gr.Plot(label=c.title, elem_id=f"{t.name}-plot-{i}"))
                     self.chart_tabs.append(tab)
-        self.active_chart = gr.State(0)
+        self.active_chart = gr.Number(0, precision=0, visible=False)  # in the page: see `wire`
+        # What this page holds of the tab, in the page itself: coming back to a tab drawn for the board version
+        # the page knows asks the server nothing (`wire`). `drawn`: the board version its table and chart on
+        # screen were drawn for (the build's until the page's load says otherwise, -1: not drawn); `wanted`:
+        # bumped by the page to ask for a draw; `query`: its view as a query string, the URL while it is on screen.
+        self.drawn = gr.Number(board.version, precision=0, visible=False)
+        self.wanted = gr.Number(0, precision=0, visible=False)
+        self.searched = gr.Number(0, precision=0, visible=False)  # bumped by the page: a search to render
+        self.query = gr.Textbox(self.query_of(self.view([c.value for c in self.controls])), visible=False)
 
     @property
     def controls(self) -> list:
@@ -210,24 +220,20 @@ class TrackTab:
         """The controls' values as Gradio passes them (`controls` order; `rows` False: `export_inputs` order)."""
         return views.TableView.from_controls(self.track, controls, views.page_rows(self.board), rows)
 
-    def render(self, active, *controls, leaders: bool = True):
-        """(table update, URL query, leaders, ...) for the current controls; the URL only while this tab is on
-        screen. `leaders`: False leaves them out (the table API returns the table alone: on a track's first
-        request at 10,000 systems, the leaders are a quarter of its cost)."""
-        return self.render_view(active, self.view(controls), leaders)
+    def render(self, *controls, leaders: bool = True):
+        """(table update, query string, leaders, ...) for the current controls. `leaders`: False leaves them out
+        (the table API returns the table alone: on a track's first request at 10,000 systems, the leaders are a
+        quarter of its cost)."""
+        return self.render_view(self.view(controls), leaders)
 
-    def render_view(self, active, view: views.TableView, leaders: bool = True):
+    def query_of(self, view: views.TableView) -> str:
+        """The view as the permalink's query string."""
         t = self.track
-        disp, raw, every = views.table_page(self.board, t.name, view)
-        cut = views.page_note(raw, every)
-        note = " · ".join(n for n in (views.protocol_note(t, view.protocol, view.show_reported), cut) if n)
-        pinned = sum(1 for c in views.shown_columns(disp, t) if c.kind == "rank") + 1  # ranks and System
-        rank_key = cols.metric_key(t, view.rank_by)
         keys = cols.keys_of(t, view.columns)
-        query = urlstate.encode(
+        return urlstate.encode(
             {
                 "tab": t.name,
-                "rank": rank_key,
+                "rank": cols.metric_key(t, view.rank_by),
                 "slice": None if view.scores_on == views.ALL else view.scores_on,
                 "q": view.search,
                 **{f"f.{k}": v for k, v in view.filters.items()},
@@ -237,6 +243,14 @@ class TrackTab:
                 "protocol": None if view.protocol == BOARD else view.protocol,
             }
         )
+
+    def render_view(self, view: views.TableView, leaders: bool = True):
+        t = self.track
+        disp, raw, every = views.table_page(self.board, t.name, view)
+        cut = views.page_note(raw, every)
+        note = " · ".join(n for n in (views.protocol_note(t, view.protocol, view.show_reported), cut) if n)
+        pinned = sum(1 for c in views.shown_columns(disp, t) if c.kind == "rank") + 1  # ranks and System
+        rank_key = cols.metric_key(t, view.rank_by)
         rank_label = t.metric(rank_key).label
         scope = "" if view.scores_on in (None, views.ALL) else f", scores on {view.scores_on}"
         shown = views.leaders_html(self.board, t, every, rank_key, view.protocol) if scope == "" and leaders else ""
@@ -249,7 +263,7 @@ class TrackTab:
                 column_widths=views.column_widths(disp, t),
                 label=f"{t.title}: ranked by {rank_label}{scope}" + (f" · {note}" if note else ""),
             ),
-            query if active == t.name else gr.update(),
+            self.query_of(view),
             shown,
             gr.update(visible=bool(cut)),
             gr.update(visible=bool(cut) or view.rows != views.page_rows(self.board)),
@@ -275,7 +289,7 @@ class TrackTab:
 
     def table_api(self, *controls):
         """The table for a view, as an API endpoint (no URL side effect)."""
-        return self.render(None, *controls, leaders=False)[0]
+        return self.render(*controls, leaders=False)[0]
 
     def export(self, *controls):
         """The view's every row as CSV; `controls` in `export_inputs` order (no rows: the CSV has every row)."""
@@ -323,13 +337,35 @@ class TrackTab:
         """Redraw only the chart on screen; the others are drawn when their tab opens."""
         return [self.chart(i, *args) if i == active else gr.update() for i in range(len(self.plots))]
 
+    def draw(self, active_chart, metric, system_id, *controls, charts: bool = True) -> tuple:
+        """The tab whole, for the board as it is: `render`'s outputs, the per-system pick (kept while it exists),
+        the board version drawn, then the chart on screen drawn with that pick (`draw_outputs` order; `charts`
+        False: left as they are)."""
+        version = self.board.version  # read first: data arriving meanwhile leaves the tab marked behind, not ahead
+        pick = self.repick_system(system_id)
+        if charts:
+            plots = self.redraw_active(active_chart, metric, pick.get("value", system_id), *controls)
+        else:
+            plots = [gr.update() for _ in self.plots]
+        return (*self.render(*controls), pick, version, *plots)
+
+    @property
+    def draw_inputs(self) -> list:
+        return [self.active_chart, self.chart_metric, self.chart_system, *self.controls]
+
+    @property
+    def draw_outputs(self) -> list:
+        return [*self.render_outputs, self.chart_system, self.drawn, *self.plots]
+
     # ---- permalink ----------------------------------------------------------------------------
     @property
     def restore_outputs(self) -> list:
-        return [*self.controls, self.table, self.leaders, self.more, self.chart_system, self.strip, self.chips]
+        # the view drawn before the controls: a restored search box finds its table drawn (`wire`)
+        return list(dict.fromkeys([*self.draw_outputs, *self.controls]))
 
-    def restore(self, params: dict[str, list[str]], tab: str) -> dict:
-        """Control values from a permalink (unknown values fall back to defaults); defaults unless this tab is named."""
+    def linked_controls(self, params: dict[str, list[str]], tab: str) -> list:
+        """The controls' values a permalink names, in `controls` order (unknown values fall back to defaults);
+        defaults unless this tab is named."""
         params = params if tab == self.id else {}
         t = self.track
         slice_choice = urlstate.first(params, "slice", views.ALL)
@@ -337,86 +373,136 @@ class TrackTab:
         rank_key = cols.metric_key(t, urlstate.first(params, "rank"))  # key, or an older link's label
         slice_choice = slice_choice if slice_choice in views.slice_choices(self.board, t) else views.ALL
         search = urlstate.first(params, "q", "")
-        out: dict = {}
-
-        def put(control, value, **more):
-            # A value is sent only where it differs from the control's value as built, which the page starts from:
-            # a value sent again fires the control's change, and every track's table was re-rendered (the tracks
-            # off screen ranked) at each page load.
-            out[control] = gr.update(**more) if value == control.value else gr.update(value=value, **more)
-
-        put(self.rank_by, rank_key)
-        put(self.slice, slice_choice, choices=views.slice_choices(self.board, t))
-        put(self.search, search)
         choices = views.filter_choices(self.board, t)
         wanted = []
-        for f, control in zip(self.filter_fields, self.filters):
+        for f in self.filter_fields:
             pairs = keyed(choices.get(f.key, []))
             wanted.append([v for v in by_label(pairs, params.get(f"f.{f.key}", [])) if v in {k for _, k in pairs}])
-            put(control, wanted[-1], choices=pairs)
         optional = {k for _, k in views.optional_columns(t)}
         columns = [k for k in cols.keys_of(t, shown_cols) if k in optional] if shown_cols else views.default_columns(t)
         show = urlstate.first(params, "reported", "1") != "0"
         rows = views.rows_wanted(urlstate.first(params, "rows"), views.page_rows(self.board))
         protocol = protocol_of(t, urlstate.first(params, "protocol", BOARD))  # the board's on a track without deviations
-        put(self.columns, columns)
-        put(self.show_reported, show)
-        put(self.rows, rows)
-        put(self.protocol, protocol)
-        # A link opening on a track not drawn yet: draw it now. (The tab a page opens on is selected by the page's
-        # load, and its select re-renders its table: with the board as it is then, its leaders included.)
-        if tab == self.id and not self.drawn_at_build:
-            view = self.view([rank_key, slice_choice, search, *wanted, columns, show, rows, protocol])
-            table, _, leaders, more, rows_shown, strip, chips = self.render_view(None, view)
-            out.update({self.table: table, self.leaders: leaders, self.more: more, self.rows: {**rows_shown, "value": rows}})
-            out.update({self.strip: strip, self.chips: chips})
-            out[self.chart_system] = self.repick_system(None)
-        else:  # drawn already (or drawn when it opens): left as it is
-            kept = (self.table, self.leaders, self.more, self.chart_system, self.strip, self.chips)
-            out.update({c: gr.update() for c in kept})
+        return [rank_key, slice_choice, search, *wanted, columns, show, rows, protocol]
+
+    def restore(self, params: dict[str, list[str]], tab: str) -> dict:
+        """Control values from a permalink (`linked_controls`) with their current choices; the tab drawn if the page
+        opens on it (its chart apart: `opening_chart`)."""
+        t = self.track
+        controls = self.linked_controls(params, tab)
+        out: dict = {}
+        restored = []  # controls given another value than the page was built with
+        filter_choices = views.filter_choices(self.board, t)
+        for control, value in zip(self.controls, controls):
+            more = {}
+            if control is self.slice:
+                more["choices"] = views.slice_choices(self.board, t)
+            elif control in self.filters:
+                more["choices"] = keyed(filter_choices.get(self.filter_fields[self.filters.index(control)].key, []))
+            # A value is sent only where it differs from the control's value as built, which the page starts from
+            # (a value sent again fires the control's change); a control restored to another value is a view
+            # other than the table built with the page.
+            if value == control.value:
+                out[control] = gr.update(**more)
+            else:
+                out[control] = gr.update(value=value, **more)
+                restored.append(control)
+        if tab != self.id:  # drawn after the tab the page opens on (`prefetch`) or when it opens
+            out.update({c: gr.update() for c in self.draw_outputs if c not in out})
+            out[self.drawn] = -1
+            return out
+        # The tab the page opens on, drawn by the page's load: its table (unless the page holds it as it is) and
+        # its leaders; its chart comes apart, at once (`opening_chart`), after the table the page shows as it opens.
+        drawn = dict(
+            zip(self.draw_outputs, self.draw(0, self.chart_metric.value, self.chart_system.value, *controls, charts=False))
+        )
+        if self.drawn_at_build and not restored and drawn[self.drawn] == self.built_version:
+            drawn[self.table] = gr.update()
+        drawn[self.rows] = {**drawn[self.rows], **out[self.rows]}  # shown or not, and the restored number
+        out.update(drawn)
         return out
+
+    def opening_chart(self, params: dict[str, list[str]]) -> list:
+        """The first chart of the tab a page opens on (updates of `plots`), for the view its permalink names: a
+        request of its own beside the page's load, which restores every tab (its answer comes later)."""
+        pick = self.repick_system(self.chart_system.value)
+        system = pick.get("value", self.chart_system.value)
+        return self.redraw_active(0, self.chart_metric.value, system, *self.linked_controls(params, self.id))
+
+    def prefetch(self, *inputs) -> tuple:
+        """`draw` for the track (`draw_inputs`), unless the page holds it drawn for the board as it is."""
+        drawn, *inputs = inputs
+        if drawn == self.board.version:
+            return tuple(gr.update() for _ in self.draw_outputs)
+        return self.draw(*inputs)
 
     # ---- events -------------------------------------------------------------------------------
     def wire(self, page: Page, tab: gr.Tab) -> None:
-        """Every control re-renders the table and the URL; charts build when shown; a row click opens the submission."""
+        """Every control re-renders the table and the URL; the tab is drawn once per board version (when it opens,
+        or when new data comes while it is on screen); a row click opens the submission."""
         name = self.id
-        # One listener for all controls, always_last: a permalink sets several controls at once and their change
-        # events fire one by one, some reading the others' old values; run in order, the last render (which
-        # reads them all restored) is the one that stays on screen.
+        # A visitor's input re-renders the table (`input`, not `change`: the page's load draws a permalink's view
+        # with the tab, `restore`, and a multiselect dropdown announces a change each time its tab is first shown,
+        # Gradio 6). The search box answers its change (typed or pasted), unless the table shown is for that text
+        # already (a permalink's). One listener for all, always_last: typing, the last render is the one that stays.
+        self.search.change(
+            None,
+            [self.search, self.query, self.searched],
+            self.searched,
+            js="(text, query, n) => (new URLSearchParams(query).get('q') ?? '') === text ? n : n + 1",
+        )
         gr.on(
-            [c.change for c in self.controls],
+            [c.input for c in self.controls if c is not self.search] + [self.searched.change],
             self.render,
-            [page.active_tab, *self.controls],
-            self.render_outputs(page),
+            self.controls,
+            self.render_outputs,
             api_name=False,
             show_progress="hidden",
             trigger_mode="always_last",
         )
         self.search.submit(self.table_by_name, None, self.table, api_name=f"table_{name}", inputs_kwargs=self.api_inputs)
-        tab.select(lambda: name, None, page.active_tab, api_name=False).then(
-            self.render,
-            [page.active_tab, *self.controls],
-            self.render_outputs(page),
-            api_name=False,
-            show_progress="hidden",
+        # In the page, no request: the tab on screen and its URL (not when the tab on screen is selected again, as
+        # the page does when it starts: the URL is then the permalink its load reads); a draw asked for only when
+        # the tab the page holds is behind the board version the page knows (coming back to a current tab redraws
+        # nothing).
+        tab.select(
+            None,
+            [self.drawn, page.data_version, self.wanted, self.query, page.active_tab, page.url],
+            [page.active_tab, page.url, self.wanted],
+            js=f"""(drawn, version, wanted, query, active, url) =>
+                [{name!r}, active === {name!r} ? url : query, drawn === version ? wanted : wanted + 1]""",
         )
+        page.data_version.change(
+            None,
+            [page.active_tab, self.drawn, page.data_version, self.wanted],
+            self.wanted,
+            js=f"(active, drawn, version, wanted) => active === {name!r} && drawn !== version ? wanted + 1 : wanted",
+        )
+        self.query.change(
+            None,
+            [self.query, page.active_tab, page.url],
+            page.url,
+            js=f"(query, active, url) => active === {name!r} ? query : url",
+        )
+        self.wanted.change(self.draw, self.draw_inputs, self.draw_outputs, api_name=False, show_progress="hidden")
         self.csv.click(self.export_by_name, None, self.csv, api_name=f"export_csv_{name}", inputs_kwargs=self.export_inputs)
-        self.more.click(self.show_more, self.rows, self.rows, api_name=False, show_progress="hidden")
-        # `input`: a visitor's untick only (the render's own update of the chips fires no event)
-        self.chips.input(self.remove_chip, [self.chips, *self.filters], self.filters, api_name=False, show_progress="hidden")
+        self.more.click(self.show_more, self.rows, self.rows, api_name=False, show_progress="hidden").then(
+            self.render, self.controls, self.render_outputs, api_name=False, show_progress="hidden"
+        )
+        # `input`: a visitor's untick only (the render's own update of the chips fires no event); the filters it
+        # updates announce no `input`, so the table re-renders from here
+        self.chips.input(
+            self.remove_chip, [self.chips, *self.filters], self.filters, api_name=False, show_progress="hidden"
+        ).then(self.render, self.controls, self.render_outputs, api_name=False, show_progress="hidden")
         chart_inputs = [self.chart_metric, self.chart_system, *self.controls]
-        for i, (ctab, plot) in enumerate(zip(self.chart_tabs, self.plots)):
-            index = gr.Number(i, visible=False)
-            ctab.select(lambda i: i, index, self.active_chart, api_name=False).then(
-                self.chart, [index, *chart_inputs], plot, api_name=False
-            )
-        # the first chart of a track is drawn when the track tab opens
-        first = gr.Number(0, visible=False)
-        tab.select(self.chart, [first, *chart_inputs], self.plots[0], api_name=False)
-        if not self.drawn_at_build:  # its per-system picker is filled when it opens too (the pick redraws the chart)
-            tab.select(self.repick_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
-        for control in (self.chart_metric, self.chart_system, self.protocol):  # charts follow the "Scores" choice
-            control.change(self.redraw_active, [self.active_chart, *chart_inputs], self.plots, api_name=False)
+        # A chart tab selected (a visitor's click, or its tab shown the first time) draws its chart, unless it is the
+        # one on screen already: the draws keep that one current.
+        for i, ctab in enumerate(self.chart_tabs):
+            ctab.select(None, None, self.active_chart, js=f"() => {i}")
+        # Charts follow the "Scores" choice and the chart controls when a visitor changes them (a draw sets the
+        # per-system pick and the chart drawn with it at once, a permalink's choice is drawn by the page's load).
+        for event in (self.active_chart.change, self.chart_metric.input, self.chart_system.input, self.protocol.input):
+            event(self.redraw_active, [self.active_chart, *chart_inputs], self.plots, api_name=False)
         self.protocol.change(
             lambda protocol: html.reported_legend(self.track, protocol), self.protocol, self.legend, api_name=False
         )
@@ -429,18 +515,10 @@ class TrackTab:
             **IN_ORDER,
         )
         self.table.select(self.open_row, None, [page.main_tabs, page.active_tab, page.open_system], api_name=False)
-        # new data: re-render the table and refresh the per-system chart picker, keeping every current choice
-        page.data_version.change(
-            self.render,
-            [page.active_tab, *self.controls],
-            self.render_outputs(page),
-            api_name=False,
-            show_progress="hidden",
-        )
-        page.data_version.change(self.repick_system, self.chart_system, self.chart_system, api_name=False, show_progress="hidden")
 
-    def render_outputs(self, page: Page) -> list:
-        return [self.table, page.url, self.leaders, self.more, self.rows, self.strip, self.chips]
+    @property
+    def render_outputs(self) -> list:
+        return [self.table, self.query, self.leaders, self.more, self.rows, self.strip, self.chips]
 
     def open_row(self, evt: gr.SelectData):
         """A click on a table row opens that submission in the System tab (when the Id column is shown)."""

@@ -1,0 +1,293 @@
+"""What a visitor waits for in a real browser: this board beside Gradio's own floor, in chromium.
+
+    python bench/bench_browser.py                        # the demo board, 3 loads each (median)
+    python bench/bench_browser.py --loads 5
+    python bench/bench_browser.py --submissions 10000    # a generated board of 10,000 submissions
+
+Two servers, each in its own process: the board as `python app.py` serves it (`app.start`, offline, the
+lexical judge, its results cached by a first start that is not timed) and a no-op Gradio app holding the same
+components (three tabs named as the tracks, each a 27 x 12 `gr.Dataframe` and a 12-trace `gr.Plot` with the
+board's element ids, their values built in-process: no event, no server call), the floor any Gradio page
+stands on. Debian's chromium (Playwright, never `playwright install`) loads each page in turn, interleaved
+(board, floor, board, floor, ...: both see the same machine load), after one uncounted load of each (a
+returning visitor's warm HTTP cache), at 1440 x 1000.
+
+Figures, from the page's own clock (navigation start for the first two, the click for the others):
+  first table row visible   the first track's table shows a row
+  first chart drawn         its first chart is a Plotly SVG with traces
+  tab switch to a chart     a click on the second (third) track's tab until its first chart is drawn and the tab
+                            has settled: nothing in the tabs changed for QUIET_MS (a table or chart drawn
+                            again, a late answer from the server, counts up to its last change)
+  back to a drawn tab       a click back on the first track's tab, until it has settled the same way
+Each is the median over the loads, then the board / floor ratio. `--submissions N`: N generated submissions
+(bench/bench_scale.py's `templates_of` / `generate`, results cached) instead of the demo's. Not a test: read
+the figures (the machine's load is printed with them: timings on a shared machine are noisy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1440, "height": 1000}
+QUIET_MS = 500  # a tab has settled when nothing in the tabs changed for this long
+TIMEOUT_MS = 60_000
+ROWS, COLS, TRACES = 27, 12, 12
+
+# In the page before any of its scripts: marks (ms since navigation start) when the first track's first row is
+# visible and its first chart drawn, and the time of the last change anywhere in the tabs.
+MARKS_JS = """
+(() => {
+  const b = window.__bench = {marks: {}, last_change: 0, first: null};
+  const shown = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+  b.row = (t) => shown(document.querySelector('#' + t + '-table [role=row][data-index]'));
+  b.chart = (t) => shown(document.querySelector('#' + t + '-plot-0 .main-svg g.trace'));
+  const check = () => {
+    const t = b.first;
+    if (!t) return;
+    if (!('row' in b.marks) && b.row(t)) b.marks.row = performance.now();
+    if (!('chart' in b.marks) && b.chart(t)) b.marks.chart = performance.now();
+  };
+  new MutationObserver((records) => {
+    if (records.some((r) => r.target.closest && r.target.closest('#main-tabs')
+                        || r.target.parentElement && r.target.parentElement.closest('#main-tabs'))) {
+      b.last_change = performance.now();
+    }
+    check();
+  }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+})();
+"""
+
+# Click a main tab and resolve when `done(track)` holds and the tabs have been quiet for `quiet` ms: the ms from
+# the click until it held, and until the last change before the quiet.
+SWITCH_JS = """
+async ([title, track, quiet, what]) => {
+  const b = window.__bench;
+  const button = [...document.querySelectorAll('#main-tabs [role=tab]')].find((e) => e.innerText.trim() === title);
+  const t0 = performance.now();
+  b.last_change = t0;
+  button.click();
+  const done = () => what === 'chart' ? b.chart(track) : b.row(track) && b.chart(track);
+  let held = null;
+  for (;;) {
+    await new Promise((r) => requestAnimationFrame(r));
+    const now = performance.now();
+    if (held === null && done()) held = now;
+    if (held !== null && now - b.last_change >= quiet && now - held >= quiet) {
+      return {held: held - t0, settled: Math.max(held, b.last_change) - t0};
+    }
+    if (now - t0 > 60000) return {held: null, settled: null};  // printed as "> 60 s"
+  }
+}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---- the two servers (each a child process: `--serve board|floor`) -------------------------------------------
+def serve_board(data_dir: Path, port: int) -> None:
+    """The board as `python app.py` starts it, on `data_dir`, served on `port`."""
+    import app
+    from leaderboard.service import Board
+    from leaderboard.settings import Settings
+    from leaderboard.store import StoreSettings
+    from leaderboard.ui import launch_kwargs
+
+    board = Board(Settings(data_dir=data_dir, judge="lexical"), StoreSettings(data_dir=data_dir))
+    board, demo = app.start(board)
+    while any(e.judging for e in board.entries()):  # a warm results cache: judged already (the first start did)
+        time.sleep(0.1)
+    demo.queue(default_concurrency_limit=4).launch(
+        **{**launch_kwargs(board.settings), "server_name": "127.0.0.1", "server_port": port, "quiet": True}
+    )
+
+
+def floor_app():
+    """Three tabs as the board's tracks, each a 27 x 12 table and a 12-trace chart: values built here, no events."""
+    import gradio as gr
+    import numpy as np
+    import pandas as pd
+    import plotly.graph_objects as go
+
+    from leaderboard.tracks import TRACKS
+
+    rng = np.random.default_rng(0)
+    with gr.Blocks(title="floor", analytics_enabled=False) as demo:
+        with gr.Tabs(elem_id="main-tabs"):
+            for name, track in list(TRACKS.items())[:3]:
+                with gr.Tab(track.title, id=name):
+                    frame = pd.DataFrame(
+                        {
+                            f"col {j}": (rng.random(ROWS).round(3) if j else [f"system {i}" for i in range(ROWS)])
+                            for j in range(COLS)
+                        }
+                    )
+                    gr.Dataframe(frame, interactive=False, wrap=True, max_height=640, elem_id=f"{name}-table")
+                    fig = go.Figure(
+                        [go.Bar(name=f"system {i}", x=[f"cat {k}" for k in range(6)], y=rng.random(6)) for i in range(TRACES)]
+                    )
+                    gr.Plot(fig, elem_id=f"{name}-plot-0")
+    return demo
+
+
+def serve_floor(port: int) -> None:
+    floor_app().launch(server_name="127.0.0.1", server_port=port, quiet=True)
+
+
+def start_server(kind: str, port: int, data_dir: Path | None) -> subprocess.Popen:
+    env = {**os.environ, "LOG_LEVEL": "WARNING", "STORE_REFRESH_SECONDS": "3600"}
+    cmd = [sys.executable, __file__, "--serve", kind, "--port", str(port)] + (["--data-dir", str(data_dir)] if data_dir else [])
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the {kind} server stopped (exit {proc.returncode})")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise SystemExit(f"the {kind} server did not listen within 600 s")
+
+
+# ---- one load, measured ---------------------------------------------------------------------------------------
+def one_load(context, url: str, tracks: list[tuple[str, str]]) -> dict[str, float]:
+    """First row, first chart, a switch to each other track's chart, back to the first: ms (see the module doc)."""
+    page = context.new_page()
+    try:
+        page.add_init_script(MARKS_JS + f"\nwindow.__bench.first = {tracks[0][0]!r};")
+        page.goto(url)
+        page.wait_for_function("() => 'row' in window.__bench.marks && 'chart' in window.__bench.marks", timeout=TIMEOUT_MS)
+        marks = page.evaluate("window.__bench.marks")
+        # the page has finished loading (its load's answers drawn) before the first click
+        page.wait_for_function(f"() => performance.now() - window.__bench.last_change > {QUIET_MS}", timeout=TIMEOUT_MS)
+        out = {"first table row visible": marks["row"], "first chart drawn": marks["chart"]}
+        for name, title in tracks[1:]:
+            got = page.evaluate(SWITCH_JS, [title, name, QUIET_MS, "chart"])
+            out[f"tab switch to a drawn chart ({title})"] = got["settled"]
+        name, title = tracks[0]
+        out["back to a drawn tab"] = page.evaluate(SWITCH_JS, [title, name, QUIET_MS, "all"])["settled"]
+        return out
+    finally:
+        page.close()
+
+
+def board_data(submissions: int, work: Path) -> Path:
+    """The board's data folder: the demo's (results cached by a first start), or `submissions` generated ones."""
+    from bench_scale import generate, templates
+
+    data_dir = work / "board"
+    if submissions:
+        generate(data_dir, submissions, templates(work / "demo"))
+    return data_dir
+
+
+def warm(data_dir: Path) -> None:
+    """A first start that scores, judges and caches (and indexes) every result: not timed."""
+    from leaderboard.service import Board
+    from leaderboard.settings import Settings
+    from leaderboard.store import StoreSettings
+
+    board = Board(Settings(data_dir=data_dir, judge="lexical"), StoreSettings(data_dir=data_dir)).start()
+    while any(e.judging for e in board.entries()):
+        time.sleep(0.2)
+    board.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loads", type=int, default=3, help="loads of each page (median printed)")
+    parser.add_argument("--submissions", type=int, default=0, help="a generated board of this many submissions")
+    parser.add_argument("--serve", choices=["board", "floor", "warm"], help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve == "board":
+        return serve_board(args.data_dir, args.port)
+    if args.serve == "floor":
+        return serve_floor(args.port)
+    if args.serve == "warm":
+        return warm(args.data_dir)
+
+    from playwright.sync_api import sync_playwright
+
+    from leaderboard.tracks import TRACKS
+
+    tracks = [(name, t.title) for name, t in list(TRACKS.items())[:3]]
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = board_data(args.submissions, Path(tmp))
+        env = {**os.environ, "LOG_LEVEL": "WARNING"}
+        subprocess.run([sys.executable, __file__, "--serve", "warm", "--data-dir", str(data_dir)], cwd=ROOT, env=env, check=True)
+        ports = {"board": free_port(), "floor": free_port()}
+        servers = {"board": start_server("board", ports["board"], data_dir), "floor": start_server("floor", ports["floor"], None)}
+        load_before = os.getloadavg()
+        runs: dict[str, list[dict[str, float]]] = {"board": [], "floor": []}
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                contexts = {k: browser.new_context(viewport=VIEWPORT) for k in runs}
+                for k in runs:  # a returning visitor: the HTTP cache warm
+                    one_load(contexts[k], f"http://127.0.0.1:{ports[k]}/", tracks)
+                for i in range(args.loads):
+                    for k in ("board", "floor") if i % 2 == 0 else ("floor", "board"):
+                        runs[k].append(one_load(contexts[k], f"http://127.0.0.1:{ports[k]}/", tracks))
+                browser.close()
+        finally:
+            for proc in servers.values():
+                proc.terminate()
+                proc.wait(timeout=30)
+            shutil.rmtree(data_dir, ignore_errors=True)
+        load_after = os.getloadavg()
+
+    size = f"{args.submissions} generated submissions" if args.submissions else "the demo board"
+    print(
+        f"{size}, {args.loads} loads each (median, ms), chromium {VIEWPORT['width']}x{VIEWPORT['height']}; "
+        f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} cores)"
+    )
+    print(f"{'':44s} {'board':>8s} {'floor':>8s} {'ratio':>6s}   board loads / floor loads")
+
+    def ms(x: float) -> str:
+        return f"{x:.0f}" if x != float("inf") else ">60000"
+
+    for key in runs["board"][0]:
+        # a figure that did not come within a minute counts as infinitely long
+        b = [float("inf") if r[key] is None else r[key] for r in runs["board"]]
+        f = [float("inf") if r[key] is None else r[key] for r in runs["floor"]]
+        mb, mf = statistics.median(b), statistics.median(f)
+        print(f"{key:44s} {ms(mb):>8s} {ms(mf):>8s} {mb / mf:6.2f}   {' '.join(ms(x) for x in b)} / {' '.join(ms(x) for x in f)}")
+    print(json.dumps({k: runs[k] for k in runs}), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
