@@ -130,7 +130,8 @@ FALLBACK_LIMITS = Limits(100_000, 4_000_000)
 
 
 _VALUE_MARKS = (b",", b":", b"{", b"[", b"\n")  # each value but the first of a text follows one of these
-_MARK_BYTES = np.frombuffer(b"".join(_VALUE_MARKS), dtype=np.uint8)
+_MARKS = b"".join(_VALUE_MARKS)
+_MARK_BYTES = np.frombuffer(_MARKS, dtype=np.uint8)
 _QUOTE, _BACKSLASH, _NEWLINE = ord('"'), ord("\\"), ord("\n")
 CHUNK = 1 << 20  # bytes measured per numpy pass: temporary arrays stay a few MB whatever the file
 
@@ -140,9 +141,11 @@ def rough_values(data: bytes) -> int:
 
     Every value a decoder builds is a container, a scalar, a string or an
     object key; after the first of a text each follows a comma, a colon, an
-    opener or (JSONL) a newline.
+    opener or (JSONL) a newline. The marks are counted as the bytes one C pass deletes (a third of the time
+    of one count pass per mark), a chunk at a time: the copy stays CHUNK bytes whatever the file.
     """
-    return sum(map(data.count, _VALUE_MARKS)) + 1
+    kept = sum(len(data[at : at + CHUNK].translate(None, _MARKS)) for at in range(0, len(data), CHUNK))
+    return len(data) - kept + 1
 
 
 def values_over(data: bytes, limit: int, lines: bool = False) -> bool | str:
