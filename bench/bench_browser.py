@@ -41,20 +41,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VIEWPORT = {"width": 1440, "height": 1000}
 QUIET_MS = 500  # a tab has settled when nothing in the tabs changed for this long
 TIMEOUT_MS = 60_000
@@ -244,6 +235,8 @@ def main() -> None:
 
     from leaderboard.tracks import TRACKS
 
+    from appserver import CHROMIUM, CHROMIUM_ARGS  # the browser tests' chromium and flags
+
     tracks = [(name, t.title) for name, t in list(TRACKS.items())[:3]]
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = board_data(args.submissions, Path(tmp))
@@ -255,7 +248,7 @@ def main() -> None:
         runs: dict[str, list[dict[str, float]]] = {"board": [], "floor": []}
         try:
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
                 contexts = {k: browser.new_context(viewport=VIEWPORT) for k in runs}
                 for k in runs:  # a returning visitor: the HTTP cache warm
                     one_load(contexts[k], f"http://127.0.0.1:{ports[k]}/", tracks)

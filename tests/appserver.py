@@ -27,6 +27,19 @@ from leaderboard.settings import PageSettings, Settings
 from leaderboard.store import StoreSettings
 from leaderboard.store.naming import sha256_hex, submission_path
 
+# Debian's chromium, driven through Playwright by the browser tests and bench/bench_browser.py (never
+# `playwright install`), started quiet: no first-run pages, no network of its own
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
 
 @dataclass
 class App:

@@ -16,7 +16,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
+from appserver import CHROMIUM, CHROMIUM_ARGS
+
 if not CHROMIUM.exists():
     pytest.skip(
         f"{CHROMIUM} not found: the browser tests drive Debian's chromium (apt-get install chromium)", allow_module_level=True
@@ -31,15 +32,7 @@ from appserver import place_submission, running_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "test-output" / "screenshots"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+ARGS = CHROMIUM_ARGS
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 XSS_NAME = "<img src=x onerror=alert(1)>"

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
+from appserver import CHROMIUM, CHROMIUM_ARGS
+
 if not CHROMIUM.exists():
     pytest.skip(
         f"{CHROMIUM} not found: the browser tests drive Debian's chromium (apt-get install chromium)", allow_module_level=True
@@ -25,13 +26,7 @@ from hubfake import FAKE_TOKEN, fake_hub  # noqa: E402, F401 (fixture)
 ROOT = Path(__file__).resolve().parents[1]
 UNIDOC_FILES = sorted((ROOT / "assets" / "demo" / "submissions" / "unidoc").glob("*.jsonl"))
 ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
+    *CHROMIUM_ARGS,
     # two pages are open at once: the one not in front must keep its timer running at full speed
     "--disable-background-timer-throttling",
     "--disable-renderer-backgrounding",
