@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from beirdata import beir_files
 
-from hubfake import running_hub
+from hubfake import child_env, running_hub
 
 SIZES = {  # repo -> (queries, qrels per query, graded)
     **{
@@ -66,14 +66,7 @@ def repo_files(rng: random.Random, queries: int, per_query: int, graded: bool) -
 
 
 def start(hub, tmp: Path, setting: str) -> dict:
-    env = {
-        "HF_ENDPOINT": hub.url,
-        "HF_HUB_OFFLINE": "0",
-        "HF_HOME": str(tmp / "hf"),
-        "LEADERBOARD_DATA_DIR": str(tmp / "data"),
-        "HF_HUB_DISABLE_TELEMETRY": "1",
-        "PATH": "/usr/bin:/bin",
-    }
+    env = child_env(hub, tmp)
     t = time.perf_counter()
     res = subprocess.run([sys.executable, "-c", CHILD, setting], cwd=ROOT, env=env, capture_output=True, text=True)
     if res.returncode:

@@ -258,20 +258,9 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def table_frames(
-    board: Board,
-    track_name: str,
-    rank_by: str | None = None,
-    slice_choice: str | None = None,
-    search: str = "",
-    filters: dict[str, list[str]] | None = None,
-    columns: list[str] | None = None,
-    show_reported: bool = False,
-    protocol: str = BOARD,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(display frame, raw frame) of a track's board under the given view: every row."""
-    raw = filtered_table(board, track_name, rank_by, slice_choice, search, filters, show_reported, protocol)
-    return display_frames(TRACKS[track_name], raw, columns)
+def table_frames(board: Board, track_name: str, columns: list[str] | None = None, **view) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(display frame, raw frame) of a track's board under a view (`filtered_table`'s keywords): every row."""
+    return display_frames(TRACKS[track_name], filtered_table(board, track_name, **view), columns)
 
 
 def table_page(board: Board, track_name: str, view: TableView) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
