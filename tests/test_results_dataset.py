@@ -102,7 +102,7 @@ def test_load_dataset_returns_the_boards_rows_with_the_numbers_the_page_shows(re
             for col in columns:
                 assert same(record[col], row[col]), (name, record["id"], col, record[col], row[col])
             entry = board.entry(record["id"])
-            assert row["submission"] == entry.path and row["sha256"] == entry.sha256 and row["results_key"] == entry.key
+            assert row["submission"] == entry.path and row["sha256"] == entry.sha256 and row["key"] == entry.key
         units = loaded[f"{name}{results_dataset.UNITS_SUFFIX}"]
         for entry in (e for e in board.entries(name) if e.status == "scored" and not e.duplicate_of):
             mine = [u for u in units if u["id"] == entry.id]
