@@ -84,7 +84,7 @@ def systems_table(board, track: Track) -> pa.Table | None:
 RANKS = ("rank", "rank_ub", "band_first", "band_last")  # computed over the listed rows (ranking.ranked)
 
 
-def units_frame(board, entry) -> pd.DataFrame:
+def units_table(board, entry) -> pa.Table:
     """One row per (metric, unit) of a scored system: its per-unit score, aligned with the gold's unit ids."""
     track = TRACKS[entry.summary.track]
     gold = board.gold(track.name)
@@ -95,14 +95,15 @@ def units_frame(board, entry) -> pd.DataFrame:
         rows["metric"] += [metric] * len(values)
         rows["unit"] += [str(u) for u in ids[: len(values)]]
         rows["score"] += [float(v) for v in values]
-    return pd.DataFrame(rows)
+    return pa.table(
+        rows, pa.schema([("id", pa.string()), ("metric", pa.string()), ("unit", pa.string()), ("score", pa.float64())])
+    )
 
 
-def parquet_bytes(data: pd.DataFrame | pa.Table) -> bytes:
+def parquet_bytes(table: pa.Table) -> bytes:
     import pyarrow.parquet as pq
 
     sink = io.BytesIO()
-    table = data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)
     pq.write_table(table, sink)
     return sink.getvalue()
 
@@ -137,8 +138,8 @@ def _units_files(board, track: Track, systems: pa.Table, remote: set[str], out: 
             continue
         path = units_path(track.name, entry_id, key)
         if path not in remote:
-            units = units_frame(board, by_id[entry_id])
-            if units.empty:
+            units = units_table(board, by_id[entry_id])
+            if not units.num_rows:
                 continue
             out[path] = parquet_bytes(units)
         wanted.add(path)
