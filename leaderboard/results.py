@@ -9,16 +9,20 @@ fingerprint and the problems found. It is stored once, as
 `results/<key>.json` beside the per-unit arrays (`<key>.npz`).
 
 A track's results are also one table, `results/tables/<track>.parquet`: a row
-per result, its identity as typed columns, the rest as one msgpack column per
-part, so a start-up reads the identity columns of every row (duplicates, the
-judge queue and "is it cached?" need no more), a track's `head` (system,
-headline numbers, problems) and `breakdowns` when that track is first drawn,
-and `official` / `deviations` only when the official protocol or a system's
-detail asks. Until then a summary holds its identity only, its PARTS `UNSET`;
-the board completes a track's summaries (`ResultsCache.complete`) before it
-hands its entries out, so a page never sees one that is not whole. A table is
-rewritten whole (temp file + rename) when one of its results changes; it is a
-copy of the per-result files, trusted only row by row (`scoring.ResultsCache`).
+per result, its identity and what a `datasets` user reads of it (the system, each
+metric with its CI under both protocols, n, missing, errors) as typed columns
+(`columns`), the rest as one msgpack column per part. A start reads the
+identity columns of every row (duplicates, the judge queue and "is it cached?"
+need no more), a track's `head` (system, headline numbers, problems) and
+`breakdowns` when that track is first drawn, and `official` / `deviations`
+only when the official protocol or a system's detail asks. Until then a
+summary holds its identity only, its PARTS `UNSET`; the board completes a
+track's summaries (`ResultsCache.complete`) before it hands its entries out,
+so a page never sees one that is not whole. A table is rewritten whole (temp
+file + rename) when one of its results changes; it is a copy of the
+per-result files, trusted only row by row (`scoring.ResultsCache`).
+RESULTS_REPO publishes the same table's rows (results_dataset.py), without
+the columns only the board reads (PRIVATE).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from typing import Any
 
 import msgspec
 import pyarrow as pa
+
+from .tracks import TRACKS, Track
 
 UNSET = msgspec.UNSET
 NO_JUDGE = "none"
@@ -116,19 +122,73 @@ def identity_only(sha256, track, gold_sha256, judge, status, fingerprint) -> Sum
 # ---- the table of a track's results --------------------------------------------------------------------
 
 TABLES_DIR = "tables"
-TABLE_FORMAT = "1"  # the layout below; a table of another format (or metric version) is rebuilt
+TABLE_FORMAT = "2"  # the layout below; a table of another format (or metric version) is rebuilt
 UNTRACKED = "_untracked"  # the table of invalid files whose track is unknown
-SCHEMA = pa.schema(
-    [
-        ("key", pa.string()),
-        ("size", pa.int64()),  # of results/<key>.json when the row was taken from it
-        ("mtime_ns", pa.int64()),  # its modification time then: a file rewritten since is read again
-        ("units", pa.bool_()),  # whether results/<key>.npz stood beside it
-        *((name, pa.string()) for name in IDENTITY),
-        ("head", pa.binary()),  # the summary's HEAD fields (msgpack)
-        *((part, pa.binary()) for part in PARTS),  # each part (msgpack; null: none)
-    ]
+BOOKKEEPING = (
+    ("key", pa.string()),
+    ("size", pa.int64()),  # of results/<key>.json when the row was taken from it
+    ("mtime_ns", pa.int64()),  # its modification time then: a file rewritten since is read again
+    ("units", pa.bool_()),  # whether results/<key>.npz stood beside it
 )
+BLOBS = ("head", *PARTS)  # the summary's HEAD fields and each part (msgpack; a part's null: none)
+PRIVATE = tuple(name for name, _ in BOOKKEEPING[1:]) + BLOBS  # what only the board reads: never published
+
+
+def _int(v):
+    return v if type(v) is int and -(2**63) <= v < 2**63 else None  # an invalid file's header may hold anything
+
+
+def _float(v):
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def columns(track: Track | None) -> list[tuple[str, pa.DataType, Any]]:
+    """The typed columns of a track's results, each with how it is read from a summary: the system's fields, then
+    every metric and its 95% CI bounds, under the official script's protocol too where the track deviates from
+    it, the scorer's extra columns (not those computed across systems), n, missing, the problems' counts."""
+    out = []
+    for f in track.system_fields if track else ():
+        kind = pa.int64() if f.kind == "int" else pa.string()
+        read = _int if f.kind == "int" else (lambda v: None if v is None else str(v))
+        out.append((f.key, kind, lambda s, k=f.key, read=read: read(s.system.get(k))))
+    protocols = [("", lambda s: s)]
+    if track is not None and track.deviations:
+        protocols.append(("official:", lambda s: s.official or Protocol()))
+    for prefix, part in protocols:
+        for m in track.metrics if track else ():
+            out += [
+                (f"{prefix}{m.key}", pa.float64(), lambda s, k=m.key, part=part: _float(part(s).overall.get(k))),
+                (f"{prefix}{m.key}:low", pa.float64(), lambda s, k=m.key, part=part: _float(_bound(part(s).ci, k, 0))),
+                (f"{prefix}{m.key}:high", pa.float64(), lambda s, k=m.key, part=part: _float(_bound(part(s).ci, k, 1))),
+            ]
+    for c in track.extra_columns if track else ():
+        if c.key not in track.derived_columns:
+            out.append((c.key, pa.float64(), lambda s, k=c.key: _float(s.overall.get(k))))
+    out += [
+        ("n", pa.int64(), lambda s: _int(s.n)),
+        ("missing", pa.int64(), lambda s: _int(s.missing)),
+        ("errors", pa.int64(), lambda s: s.error_count),
+        ("warnings", pa.int64(), lambda s: len(s.warnings)),
+        ("records", pa.int64(), lambda s: s.records),
+        ("scored_at", pa.string(), lambda s: s.scored_at),
+    ]
+    return out
+
+
+def _bound(ci: dict, key: str, i: int):
+    pair = ci.get(key)
+    return pair[i] if isinstance(pair, list | tuple) and len(pair) == 2 else None
+
+
+def schema(track: Track | None) -> pa.Schema:
+    return pa.schema(
+        [
+            *BOOKKEEPING,
+            *((name, pa.string()) for name in IDENTITY),
+            *((name, kind) for name, kind, _ in columns(track)),
+            *((blob, pa.binary()) for blob in BLOBS),
+        ]
+    )
 
 
 def table_name(track: str | None) -> str:
@@ -137,6 +197,10 @@ def table_name(track: str | None) -> str:
 
 def table_path(root: Path, name: str) -> Path:
     return Path(root) / TABLES_DIR / f"{name}.parquet"
+
+
+def _schema_of(path: Path) -> pa.Schema:
+    return schema(TRACKS.get(Path(path).stem))
 
 
 class Row(msgspec.Struct):
@@ -150,7 +214,7 @@ class Row(msgspec.Struct):
 
 
 def write_table(path: Path, metric_version: str, rows: Iterable[Row], atomic_write) -> bytes:
-    """The table of `rows` (complete summaries), written atomically; its bytes."""
+    """The table of `rows` (complete summaries of the track the path names), written atomically; its bytes."""
     import pyarrow.parquet as pq  # here: a start that finds its tables sound never writes one
 
     rows = sorted(rows, key=lambda r: r.key)
@@ -161,16 +225,17 @@ def write_table(path: Path, metric_version: str, rows: Iterable[Row], atomic_wri
         for p in PARTS:
             value = getattr(s, p)
             parts[p].append(None if value is None else _PACK.encode(value))
-    columns = {
+    data = {
         "key": [r.key for r in rows],
         "size": [r.size for r in rows],
         "mtime_ns": [r.mtime_ns for r in rows],
         "units": [r.units for r in rows],
         **{name: [getattr(r.summary, name) for r in rows] for name in IDENTITY},
+        **{name: [read(r.summary) for r in rows] for name, _, read in columns(TRACKS.get(path.stem))},
         "head": heads,
         **parts,
     }
-    table = pa.table(columns, schema=SCHEMA.with_metadata({"format": TABLE_FORMAT, "metric_version": metric_version}))
+    table = pa.table(data, schema=_schema_of(path).with_metadata({"format": TABLE_FORMAT, "metric_version": metric_version}))
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd", compression_level=1)
     data = sink.getvalue().to_pybytes()
@@ -184,7 +249,7 @@ class TableProblem(ValueError):
 
 
 def read_table(path: Path, metric_version: str) -> tuple[pa.Table, Any] | None:
-    """(the table at `path`, its columns but the head and PARTS; the open file to read those from when asked: as
+    """(the table at `path`, its bookkeeping and identity columns; the open file to read those from when asked: as
     it was read, even if it is replaced since), None when there is none; TableProblem when it is not one of this
     format and metric version."""
     import pyarrow.parquet as pq
@@ -198,10 +263,10 @@ def read_table(path: Path, metric_version: str) -> tuple[pa.Table, Any] | None:
     meta = file.schema_arrow.metadata or {}
     if meta.get(b"format") != TABLE_FORMAT.encode() or meta.get(b"metric_version") != metric_version.encode():
         raise TableProblem("is for another format or metric version")
-    if not file.schema_arrow.remove_metadata().equals(SCHEMA):
+    if not file.schema_arrow.remove_metadata().equals(_schema_of(path)):
         raise TableProblem("does not have the results table's columns")
     try:
-        return file.read([c for c in SCHEMA.names if c not in PARTS and c != "head"], use_threads=False), file
+        return file.read([name for name, _ in BOOKKEEPING] + list(IDENTITY), use_threads=False), file
     except (OSError, pa.ArrowException) as exc:
         raise TableProblem(f"cannot be read ({str(exc)[:120]})") from exc
 

@@ -1,14 +1,20 @@
 """The board as a dataset: what RESULTS_REPO holds so that `datasets.load_dataset(RESULTS_REPO, "<track>")` works.
 
     README.md                                   dataset card; its `configs:` block declares the configs below
-    data/<track>/systems.parquet                config "<track>": one row per system, as the board's table has it
+    data/<track>/systems.parquet                config "<track>": one row per system on the board's table
     data/<track>/units/<id>-<key12>.parquet     config "<track>_units": per-unit scores, one file per system
 
-A systems row is the board's table row (`Board.table`: the same numbers the
-page shows: rank, rank upper bound, metadata, every headline metric with its
-CI bounds, n / missing, judge, status) plus the submission's path, content
-hash and results-cache key; the card names the submissions repo commit.
-Hidden systems and duplicates are not in it, as on the page.
+A systems row is the track's results table's row (results.py, the one writer
+of `results/tables/<track>.parquet`: identity, system, every headline metric
+with its CI bounds under both protocols, n / missing, judge, status), its
+columns but those only the board reads (`results.PRIVATE`), taken from the
+table file as the board last wrote it, for the systems the page lists (not
+hidden, no duplicates), in the page's order; before them, the board's columns
+of that submission, which no result holds: its id and path, who submitted it
+and when, the maintainers' flag, and the ranks (rank, rank_ub, band_first,
+band_last) and columns computed across systems, as the page computes them over
+these same rows when the file is written. The card names the submissions repo
+commit.
 
 Per-unit files are named by the system id and its results key: a system's
 file changes name when its results do (judged, rescored), so files already in
@@ -25,7 +31,7 @@ from collections.abc import Iterable
 import pandas as pd
 import pyarrow as pa
 
-from .results import PARTS, Protocol
+from . import results
 from .tracks import TRACKS, Track
 
 DATA_DIR = "data"
@@ -46,42 +52,39 @@ def units_path(track: str, entry_id: str, key: str) -> str:
     return f"{units_dir(track)}/{entry_id}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.parquet"
 
 
-def systems_frame(board, track: Track) -> pd.DataFrame:
-    """The track's table as the page serves it, plus where each row comes from."""
-    table = board.table(track.name)
-    if table.empty:
-        return table
-    by_id = {e.id: e for e in board.entries(track.name, PARTS)}
-    table = table.copy()
-    table.insert(0, "track", track.name)
-    table["submission"] = [by_id[i].path if i in by_id else "" for i in table["id"]]
-    table["sha256"] = [by_id[i].sha256 if i in by_id else "" for i in table["id"]]
-    table["results_key"] = [by_id[i].key if i in by_id else "" for i in table["id"]]
-    if track.deviations:  # the official script's numbers beside the board's (SCORING.md, "Official scripts")
-        official = [(by_id[i].summary.official if i in by_id else None) or Protocol() for i in table["id"]]
-        for m in track.metrics:
-            table[f"official:{m.key}"] = [o.overall.get(m.key) for o in official]
-            bounds = [o.ci.get(m.key) or (None, None) for o in official]
-            table[f"official:{m.key}:low"] = [low for low, _ in bounds]
-            table[f"official:{m.key}:high"] = [high for _, high in bounds]
-    return _arrow_ready(table)
+def systems_table(board, track: Track) -> pa.Table | None:
+    """The rows of the track's results table that the page lists, in its order, after the board's own columns;
+    None when the page lists none."""
+    import pyarrow.parquet as pq  # here: only a push reads a table whole, and importing it costs every start ~10 ms
+
+    page = board.table(track.name)
+    path = results.table_path(board.rescorer.cache.root, track.name)
+    if page.empty or not path.is_file():
+        return None
+    table = pq.read_table(path)
+    public = [c for c in table.column_names if c not in results.PRIVATE]
+    row_of = {k: i for i, k in enumerate(table.column("key").to_pylist())}
+    by_id = {e.id: e for e in board.entries(track.name, ())}
+    keys = [by_id[i].key if i in by_id else "" for i in page["id"]]
+    listed = [i for i, k in enumerate(keys) if k in row_of]  # a system not scored yet has no result row
+    if not listed:
+        return None
+    page = page.iloc[listed].reset_index(drop=True)
+    page.insert(1, "submission", [by_id[i].path for i in page["id"]])
+    own = page[[c for c in page.columns if c not in public]].copy()  # the page's columns no result holds
+    for col in RANKS:
+        own[col] = pd.array([None if pd.isna(v) else int(v) for v in own[col]], dtype="Int64")
+    rows = table.select(public).take(pa.array([row_of[keys[i]] for i in listed], pa.int64()))
+    out = pa.Table.from_pandas(own, preserve_index=False)
+    for name in public:
+        out = out.append_column(table.schema.field(name), rows.column(name))
+    return out.replace_schema_metadata(table.schema.metadata)
 
 
-def _arrow_ready(df: pd.DataFrame) -> pd.DataFrame:
-    """Columns of one type each: ranks as nullable ints, a column mixing numbers and "" (a field not given) as text."""
-    out = df.copy()
-    for col in ("rank", "rank_ub", "band_first", "band_last"):
-        if col in out:
-            out[col] = pd.array([None if pd.isna(v) else int(v) for v in out[col]], dtype="Int64")
-    for col in out.columns:
-        if out[col].dtype == object:
-            kinds = {type(v) for v in out[col] if v is not None and not (isinstance(v, float) and pd.isna(v))}
-            if len(kinds) > 1:
-                out[col] = [None if v is None or v == "" else str(v) for v in out[col]]
-    return out
+RANKS = ("rank", "rank_ub", "band_first", "band_last")  # computed over the listed rows (ranking.ranked)
 
 
-def units_frame(board, entry) -> pd.DataFrame:
+def units_table(board, entry) -> pa.Table:
     """One row per (metric, unit) of a scored system: its per-unit score, aligned with the gold's unit ids."""
     track = TRACKS[entry.summary.track]
     gold = board.gold(track.name)
@@ -92,14 +95,16 @@ def units_frame(board, entry) -> pd.DataFrame:
         rows["metric"] += [metric] * len(values)
         rows["unit"] += [str(u) for u in ids[: len(values)]]
         rows["score"] += [float(v) for v in values]
-    return pd.DataFrame(rows)
+    return pa.table(
+        rows, pa.schema([("id", pa.string()), ("metric", pa.string()), ("unit", pa.string()), ("score", pa.float64())])
+    )
 
 
-def parquet_bytes(df: pd.DataFrame) -> bytes:
+def parquet_bytes(table: pa.Table) -> bytes:
+    import pyarrow.parquet as pq
+
     sink = io.BytesIO()
-    import pyarrow.parquet as pq  # here: only a push writes parquet, and importing it costs every start ~10 ms
-
-    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), sink)
+    pq.write_table(table, sink)
     return sink.getvalue()
 
 
@@ -107,39 +112,39 @@ def files(board, remote_paths: Iterable[str] | None) -> dict[str, bytes | None]:
     """{repo path: bytes, or None to delete} of the dataset view; per-unit files already in the repo are left out."""
     remote = set(remote_paths or ())
     out: dict[str, bytes | None] = {}
-    with_units: list[Track] = []
-    with_systems: list[Track] = []
+    with_systems, with_units = [], []
     for track in TRACKS.values():
-        frame = systems_frame(board, track)
-        if frame.empty:
+        systems = systems_table(board, track)
+        if systems is None:
+            if systems_path(track.name) in remote:  # a track that left the board: its files go too
+                out[systems_path(track.name)] = None
             continue
         with_systems.append(track)
-        out[systems_path(track.name)] = parquet_bytes(frame)
-        wanted = set()
-        by_id = {e.id: e for e in board.entries(track.name)}  # one pass: board.entry() scans every entry
-        for entry_id in frame.loc[frame["status"] == "scored", "id"]:
-            entry = by_id.get(entry_id)
-            if entry is None or not entry.key:
-                continue
-            path = units_path(track.name, entry.id, entry.key)
-            wanted.add(path)
-            if path not in remote:
-                units = units_frame(board, entry)
-                if not units.empty:
-                    out[path] = parquet_bytes(units)
-                else:
-                    wanted.discard(path)
-        for path in remote:
-            if path.startswith(units_dir(track.name) + "/") and path not in wanted:
-                out[path] = None
-        if wanted:
+        out[systems_path(track.name)] = parquet_bytes(systems)
+        if _units_files(board, track, systems, remote, out):
             with_units.append(track)
-    for track in TRACKS.values():  # a track that left the board: its files go too
-        if track not in with_systems and systems_path(track.name) in remote:
-            out[systems_path(track.name)] = None
     snap = board.refresher.snapshot
     out[CARD] = card(with_systems, with_units, snap.commit if snap is not None else None).encode()
     return out
+
+
+def _units_files(board, track: Track, systems: pa.Table, remote: set[str], out: dict) -> bool:
+    """Into `out`, the per-unit files of the scored `systems` the repo lacks, and None for the track's others;
+    whether the track has any."""
+    by_id = {e.id: e for e in board.entries(track.name)}  # one pass: board.entry() scans every entry
+    wanted = set()
+    for entry_id, key, status in zip(*(systems.column(c).to_pylist() for c in ("id", "key", "status"))):
+        if status != "scored" or entry_id not in by_id:
+            continue
+        path = units_path(track.name, entry_id, key)
+        if path not in remote:
+            units = units_table(board, by_id[entry_id])
+            if not units.num_rows:
+                continue
+            out[path] = parquet_bytes(units)
+        wanted.add(path)
+    out.update({path: None for path in remote if path.startswith(units_dir(track.name) + "/") and path not in wanted})
+    return bool(wanted)
 
 
 def card(tracks: list[Track], with_units: list[Track], commit: str | None = None) -> str:
@@ -163,21 +168,30 @@ def card(tracks: list[Track], with_units: list[Track], commit: str | None = None
         + "".join(f'load_dataset(REPO, "{t.name}{UNITS_SUFFIX}")  # per-unit scores\n' for t in with_units[:1])
         + "```\n",
         "## Columns of `<track>` (one row per system)\n",
+        "A row is the system's row of the board's results table (`results/tables/<track>.parquet` in this repo, "
+        "written by the board with every result it keeps) without the columns only the board reads (the "
+        "msgpack-encoded summary parts and the file bookkeeping), for the systems the board's page lists (hidden "
+        "systems and later copies of the same predictions are left out, as on the page), in the page's order. The "
+        "first columns are the board's, not the result's: the ranks are computed over these same rows when the file "
+        "is written, exactly as the page computes them (systems pending review are listed, not ranked).\n",
         "| column | meaning |\n|---|---|\n"
-        "| `track`, `id` | track, and the system's id on the board (its permalink) |\n"
+        "| `id`, `submission` | the system's id on the board (its permalink), and its file in the submissions repo "
+        "(at the commit named above) |\n"
         "| `rank`, `rank_ub` | rank by the track's headline metric, and the best rank its CI allows |\n"
         "| `band_first`, `band_last` | the ranks of the system's tie band: from the band's top down to the last system "
         "whose CI overlaps the top's |\n"
+        "| `flag`, `flag_reason`, `review` | maintainers' flag; a pull request still under review |\n"
+        "| `submitted`, `user`, `judging` | when and by whom it was submitted; whether judging is still under way |\n"
+        "| other columns before `key` | computed across systems by the board (a track's derived columns) |\n"
+        "| `key`, `sha256`, `track`, `gold_sha256`, `judge`, `status`, `fingerprint` | the result's identity: its "
+        "results-cache key, the submission's content hash, the track, the gold's hash, the judge of the answer "
+        "metrics, scored / invalid, the hash of the parsed predictions |\n"
         "| `name`, system fields | the system as its submitter described it |\n"
         "| `<metric>`, `<metric>:low`, `<metric>:high` | the metric and its 95% bootstrap CI |\n"
         "| `official:<metric>`, `official:<metric>:low`, `official:<metric>:high` | the same, computed as the "
         "benchmark's own script computes it (tracks whose board differs from the script) |\n"
         "| `n`, `missing` | units scored, units the submission left out (coverage) |\n"
-        "| `judge`, `judging` | the judge of the answer metrics, and whether judging is still under way |\n"
-        "| `status`, `errors`, `flag`, `flag_reason` | scored / invalid / pending, problems found, maintainers' flag |\n"
-        "| `submitted`, `user` | when and by whom it was submitted |\n"
-        "| `submission`, `sha256`, `results_key` | the submission file in the submissions repo (at the commit "
-        "named above), its content hash, and its results-cache key |\n",
+        "| `errors`, `warnings`, `records`, `scored_at` | problems found, prediction records read, when it was scored |\n",
         "`<track>_units` has one row per (`id`, `metric`, `unit`) with the unit's `score`.\n",
     ]
     for t in tracks:

@@ -448,14 +448,9 @@ class ResultsCache:
             written, self._written = self._written, set()
         return written
 
-    def find(self, sha256: str, gold_shas: dict[str, str], judge: str) -> str | None:
-        """A cached key valid for the current gold, metric version and judge."""
-        found = self.find_first(sha256, gold_shas, (judge,))
-        return found[0] if found else None
-
     def find_first(self, sha256: str, gold_shas: dict[str, str], judges: tuple[str, ...]) -> tuple[str, int] | None:
-        """(key, i): the key `find(..., judges[i])` gives for the first i that has one (one pass over the hash's keys:
-        the board asks for every submission, judged or not, at each start)."""
+        """(key, i): a cached key valid for the current gold, metric version and judges[i], the first i that has one
+        (one pass over the hash's keys: the board asks for every submission, judged or not, at each start)."""
         wanted = _wanted(judges)
         best: tuple[str, int] | None = None
         for key in self._keys_for(sha256):
@@ -469,13 +464,9 @@ class ResultsCache:
                     break
         return best
 
-    def get(self, sha256: str, gold_shas: dict[str, str], judge: str) -> tuple[str, Summary] | None:
-        """(key, summary) of a sound cached result; a bad one is discarded and the next candidate tried."""
-        found = self.get_first(sha256, gold_shas, (judge,))
-        return found[:2] if found else None
-
     def get_first(self, sha256: str, gold_shas: dict[str, str], judges: tuple[str, ...]) -> tuple[str, Summary, int] | None:
-        """(key, summary, i) of the sound cached result under judges[i], the first i that has one."""
+        """(key, summary, i) of the sound cached result under judges[i], the first i that has one; a bad one is
+        discarded and the next candidate tried."""
         while (found := self.find_first(sha256, gold_shas, judges)) is not None:
             summary = self.load(found[0])
             if summary is not None:
@@ -762,10 +753,9 @@ class Rescorer:
         except (ValueError, OSError):
             return ""
 
-    def cached(self, sha256: str, judge=None) -> Scored | None:
-        """The cached result for this content hash, without reading the submission file."""
-        found = self.cache.get(sha256, self.gold_shas, judge.name if judge is not None else NO_JUDGE)
-        return Scored("", *found, True) if found else None
+    def cached(self, sha256: str) -> Scored | None:
+        """The cached unjudged result for this content hash, without reading the submission file."""
+        return self.cached_judged_or_not(sha256)[0]
 
     def cached_judged_or_not(self, sha256: str, judge=None) -> tuple[Scored | None, bool]:
         """(`cached(sha256, judge) or cached(sha256)`, whether it is the judged one), in one lookup; without a

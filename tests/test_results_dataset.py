@@ -7,6 +7,7 @@ the real clients end to end: README `configs:` block, parquet files, downloads.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -15,9 +16,10 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
-from leaderboard import results_dataset
+from leaderboard import results, results_dataset
 from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
@@ -78,6 +80,10 @@ def repos(fake_hub):  # noqa: F811
     return fake_hub
 
 
+# What a systems row holds of the board beside its result: who, when, the flag and the ranks over the listed rows.
+BOARD_COLUMNS = ("flag", "flag_reason", "submitted", "user", "judging", "review", *results_dataset.RANKS)
+
+
 def same(a, b) -> bool:
     if a is None or (isinstance(a, float) and math.isnan(a)):
         return b is None or (isinstance(b, float) and math.isnan(b))
@@ -102,7 +108,7 @@ def test_load_dataset_returns_the_boards_rows_with_the_numbers_the_page_shows(re
             for col in columns:
                 assert same(record[col], row[col]), (name, record["id"], col, record[col], row[col])
             entry = board.entry(record["id"])
-            assert row["submission"] == entry.path and row["sha256"] == entry.sha256 and row["results_key"] == entry.key
+            assert row["submission"] == entry.path and row["sha256"] == entry.sha256 and row["key"] == entry.key
         units = loaded[f"{name}{results_dataset.UNITS_SUFFIX}"]
         for entry in (e for e in board.entries(name) if e.status == "scored" and not e.duplicate_of):
             mine = [u for u in units if u["id"] == entry.id]
@@ -111,7 +117,15 @@ def test_load_dataset_returns_the_boards_rows_with_the_numbers_the_page_shows(re
                 assert len(got) == len(values) and all(same(float(v), g) for v, g in zip(values, got))
                 ids = track.units(board.gold(name), metric).ids
                 assert [u["unit"] for u in mine if u["metric"] == metric] == [str(i) for i in ids]
-    card = repos.files("org/results")["README.md"].decode()
+    published = repos.files("org/results")
+    for name in TRACKS:  # a systems row is its results table's row (the same repo's copy), but the board-only columns
+        table = pq.read_table(io.BytesIO(published[f"results/tables/{name}.parquet"])).to_pylist()
+        by_key = {r["key"]: {c: v for c, v in r.items() if c not in results.PRIVATE} for r in table}
+        for row in loaded[name]:
+            mine = by_key[row["key"]]
+            assert all(same(v, row[c]) for c, v in mine.items()), (name, row["id"])
+            assert set(row) - set(mine) == {"id", "submission", *BOARD_COLUMNS, *TRACKS[name].derived_columns}
+    card = published["README.md"].decode()
     assert board.refresher.snapshot.commit in card
     for track in TRACKS.values():
         assert f"config_name: {track.name}\n" in card and all(m.description in card for m in track.metrics)

@@ -155,7 +155,7 @@ def test_the_official_scores_survive_restarts_from_the_results_tables(toy, tmp_p
         raw = views.filtered_table(board, "toyqa", protocol=ranking.OFFICIAL)
         assert raw["name"].tolist() == ["Toy partial", "Toy cased"] and raw["exact"].tolist() == [1.0, 0.5]
     # the results dataset's rows carry the official numbers beside the board's
-    rows = results_dataset.systems_frame(board, toy).set_index("name")
+    rows = results_dataset.systems_table(board, toy).to_pandas().set_index("name")
     assert rows.loc["Toy cased", ["exact", "official:exact"]].tolist() == [1.0, 0.5]
     assert rows.loc["Toy partial", ["exact", "official:exact"]].tolist() == [0.5, 1.0]
     assert rows["official:exact:low"].notna().all() and "official:judged" in rows

@@ -281,6 +281,8 @@ class Track(ABC):
     gold_patterns: tuple[str, ...] = ("*",)
     # Table columns beyond metrics and system fields, in display order.
     extra_columns: tuple[TableColumn, ...] = ()
+    # The extra columns computed across systems (`derive_columns`), not of one result (results.columns skips them).
+    derived_columns: tuple[str, ...] = ()
     # A system may report only some of the metrics (a task left out): the board offers "Has results for".
     # Judged tracks always offer it (answers not judged yet).
     partial_metrics: bool = False

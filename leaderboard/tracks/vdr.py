@@ -212,6 +212,7 @@ class VdrTrack(Track):
             digits=1,
         ),
     )
+    derived_columns = ("retention",)
     resampling = "queries within each dataset, then the mean over datasets"
     run_formats = ("trec", "beir")
 
