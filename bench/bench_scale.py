@@ -22,7 +22,8 @@ does by default.
 The first run of a size starts without the results tables (they are built
 then, from the summaries: results.py); the next ones start from them, as
 every start does. The first of those also serves the app and
-times six clicks end to end through gradio_client (median of 5 after a warm-up):
+times six clicks end to end through gradio_client (median of 5 after a warm-up), and what
+a push to RESULTS_REPO pays per track to build data/<track>/systems.parquet:
 the first track's table, a search for a system ranked at 90%, ranking by
 another metric, "show more" (two pages), compare (the first against that deep
 system) and its detail; before them, once, the last track's first table (a
@@ -265,6 +266,7 @@ def child(data_dir: Path, with_clicks: bool = False) -> None:
     started_s, started_cpu = started
     entries = board.entries()
     click_s, launch_s = clicks(board, blocks) if with_clicks else ({}, None)
+    publish_s = publish(board) if with_clicks else None
     board.stop()
     rss = next(int(x.split()[1]) / 1024 for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("VmHWM:"))
     print(
@@ -280,9 +282,30 @@ def child(data_dir: Path, with_clicks: bool = False) -> None:
                 "peak_rss_mb": rss,
                 "clicks_s": click_s,
                 "launch_s": launch_s,
+                "publish_s": publish_s,
             }
         )
     )
+
+
+def publish(board) -> dict[str, float]:
+    """Per track, seconds to build the published data/<track>/systems.parquet (the results table's listed rows
+    after the board's columns, as parquet bytes): what each push to RESULTS_REPO pays besides new per-unit files
+    (median of 3)."""
+    from leaderboard import results_dataset
+    from leaderboard.tracks import TRACKS
+
+    out = {}
+    for track in TRACKS.values():
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            table = results_dataset.systems_table(board, track)
+            if table is not None:
+                results_dataset.parquet_bytes(table)
+            times.append(time.perf_counter() - t)
+        out[track.name] = statistics.median(times)
+    return out
 
 
 def run_child(data_dir: Path, with_clicks: bool = False) -> dict:
@@ -339,7 +362,9 @@ def main() -> None:
                 f"the rest is build_app); then app.py's queue().launch() until listening {runs[0]['launch_s']:.2f} s "
                 f"(gradio's own, not counted above) | peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB\n"
                 f"        clicks (median of 5 unless said, end to end through gradio_client): "
-                + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in click_s.items()),
+                + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in click_s.items())
+                + "\n        publish data/<track>/systems.parquet (median of 3): "
+                + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in runs[0]["publish_s"].items()),
                 flush=True,
             )
             shutil.rmtree(data_dir)
