@@ -357,3 +357,28 @@ def test_values_outside_strings_are_counted_exactly_across_chunks(chunk, monkeyp
             # never fewer than a decoder could build (memory stays bounded); exact on well-formed text
             assert submission._marks_outside_strings(noise.encode(), lines, 10**9) >= decoder_marks(noise, lines)
             assert submission._marks_outside_strings(wellformed.encode(), lines, 10**9) == decoder_marks(wellformed, lines)
+
+
+# ---- a valid file at the size cap ------------------------------------------------------------------
+
+SCORE_PEAK_MB = 900  # the CLI scoring it peaked at 1,246 MB before predictions were normalised in runs (531 MB after)
+
+
+def test_a_valid_file_of_long_predictions_is_scored_within_its_memory_bound(tmp_path):
+    """Every monolingual and cross-lingual unit of the gold answered with a 10,000-character prediction
+    (~2,560 of them, 50 MB decompressed, mixed scripts): both protocols are scored and the child's peak stays
+    bounded (each normalisation holds one run of texts at a time, a task's code points 4 bytes a character)."""
+    gold = GOLD["futurepedia"]
+    words = ["Lisbonne", "리스본", "准将", "Pays-Bas", "insufficient information", "ガⅫ", "42"]
+    text = (" ".join(words) + " ") * 400
+    lines = []
+    for task, units in (("monolingual", gold.unit_keys["monolingual"]), ("crosslingual", gold.unit_keys["crosslingual"])):
+        for k, unit in enumerate(units):
+            rec = {"task": task, "id": unit[0], "query_lang": unit[1], "prediction": text[k % 50 : k % 50 + 10_000]}
+            if task == "crosslingual":
+                rec["doc_lang"] = unit[2]
+            lines.append(json.dumps(rec, ensure_ascii=False).encode())
+    path = write_gz(tmp_path / "long.jsonl.gz", header("futurepedia") + b"\n", b"\n".join(lines), 1, b"\n", b"\n")
+    code, err, peak = cli("score", str(path), "--json")
+    assert code == 0, err[-500:]
+    assert peak < SCORE_PEAK_MB, f"peak RSS {peak} MB"

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import nale_eval as ref
 
+from leaderboard.metrics import nale
 from leaderboard.metrics.nale import Recipe, part_row, refusals, refused, script_normalise, script_predictions
 
 ALPHABET = "aZé\u0301ß İΣΣς\u00ad 리스본准将ガⅫ①²  ,.-'\"[]!?\u3000\u00a0\u00a8\0x9"
@@ -28,6 +29,16 @@ def test_normalisation_is_the_scripts(seed):
     clean = [t.replace("\0", "") for t in texts]  # the joined path (no NUL), then the one-by-one path
     assert script_predictions(clean) == [ref.normalise(t.lower()) for t in clean]  # final sigmas included
     assert script_predictions(texts) == [ref.normalise(t.lower()) for t in texts]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_predictions_in_runs_are_normalised_as_in_one(seed, monkeypatch):
+    """A few characters at a time (how a file of long predictions stays within its memory bound), the same
+    texts as one pass and as the scripts' steps."""
+    clean = [t.replace("\0", "") for t in _texts(seed)]
+    whole = script_predictions(clean)
+    monkeypatch.setattr(nale, "CHUNK_CHARS", 7)
+    assert script_predictions(clean) == whole == [ref.normalise(t.lower()) for t in clean]
 
 
 def test_single_tokens_only_lose_punctuation_and_decompose():

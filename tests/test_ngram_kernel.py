@@ -197,3 +197,15 @@ def test_without_numba_scoring_runs_interpreted_with_a_warning_and_the_same_numb
     )
     assert "numba is not installed" in out
     assert out.strip().splitlines()[-2:] == ["[0.75, 0.0]", "True"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(TEXT, st.text(alphabet=st.one_of(SPACE, st.sampled_from("aB\0")), max_size=8)), max_size=12))
+def test_texts_in_runs_give_the_arrays_of_one_pass(texts):
+    """Normalising a few characters at a time (how a file of long predictions stays within its memory bound)
+    puts together exactly the arrays of one pass, for both normalisations' layouts."""
+    for points_of in (ngram_kernel.normalised_points, ngram_kernel.text_points):
+        whole_points, whole_starts = points_of(texts, chunk=1 << 30)
+        points, starts = points_of(texts, chunk=5)
+        assert points.dtype == np.uint32 and starts.dtype == np.int64
+        assert points.tolist() == whole_points.tolist() and starts.tolist() == whole_starts.tolist()

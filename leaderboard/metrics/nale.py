@@ -21,7 +21,7 @@ from itertools import accumulate
 import numpy as np
 
 from .ngram import ngram_set, normalise
-from .ngram_kernel import _space_table
+from .ngram_kernel import CHUNK_CHARS, _space_table
 
 # The scripts' "insufficient information" phrases, matched in the raw prediction (case-sensitive, before
 # any lowercasing): zh, en, ja, fr, ar, es, ko, pt, es, pt.
@@ -92,7 +92,21 @@ def script_predictions(predictions: list[str]) -> list[str]:
     run once over the predictions joined by NUL: NUL is not punctuation, has no case and is neither cased
     nor case-ignorable (so a final sigma before it is final, as at the end of a text). Only the others
     (single words, numbers, empty texts) and the texts to strip are handled one by one. A prediction
-    holding NUL itself sends all of them through `script_normalise`."""
+    holding NUL itself sends all of them through `script_normalise`. The predictions go through in runs of
+    about CHUNK_CHARS characters, so the copies of one run, not of the whole file, are held at once."""
+    out: list[str] = []
+    start, size = 0, 0
+    for i, p in enumerate(predictions):
+        size += len(p) + 1
+        if size >= CHUNK_CHARS:
+            out += _script_predictions(predictions[start : i + 1])
+            start, size = i + 1, 0
+    if start < len(predictions):
+        out += _script_predictions(predictions[start:])
+    return out
+
+
+def _script_predictions(predictions: list[str]) -> list[str]:
     joined = "\0".join(predictions)
     if joined.count("\0") != len(predictions) - 1:
         return [script_normalise(p.lower()) for p in predictions]
@@ -146,15 +160,17 @@ def _shapes(joined: str, count: int) -> tuple[np.ndarray, np.ndarray]:
     word = (classes & _WORD).view(np.bool_)
     sure = (classes & _BLOCKER).astype(np.bool_)
     sure[1:-1] |= (points[1:-1] == 32) & word[:-2] & word[2:]
-    sentence = np.zeros(count, dtype=np.bool_)
-    sentence[np.cumsum(points == 0)[sure]] = True
     white = (classes & _WHITE).astype(np.bool_)
     ends = np.flatnonzero(points == 0)
     first = np.concatenate([[0], ends + 1])  # where each text begins
     last = np.concatenate([ends, [len(points)]]) - 1  # where it ends (first - 1 when it is empty)
+    sentence = np.zeros(count, dtype=np.bool_)
     edge = np.zeros(count, dtype=np.bool_)
     full = first <= last
-    edge[full] = white[first[full]] | white[last[full]]
+    if full.any():
+        # a text's run reaches the next non-empty text's start: the NULs on the way are never `sure`
+        sentence[full] = np.logical_or.reduceat(sure, first[full])
+        edge[full] = white[first[full]] | white[last[full]]
     return sentence, edge
 
 

@@ -116,15 +116,17 @@ def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_s
             current, with_short, n = p, row_short[r], 0
             first, end = pred_start[p], pred_start[p + 1]
             for i in range(first, end):
-                c = points[i] + 1  # + 1: a packed field is never 0
+                # int64 before packing: points are uint32 (4 bytes a character), and numpy (the interpreted
+                # fallback) keeps uint32 + 1 a uint32, whose shifts would lose the upper fields
+                c = np.int64(points[i]) + 1  # + 1: a packed field is never 0
                 if i + 2 < end:
-                    grams[n] = (c << (2 * _SHIFT)) | ((points[i + 1] + 1) << _SHIFT) | (points[i + 2] + 1)
+                    grams[n] = (c << (2 * _SHIFT)) | ((np.int64(points[i + 1]) + 1) << _SHIFT) | (np.int64(points[i + 2]) + 1)
                     n += 1
                 if with_short:
                     grams[n] = c
                     n += 1
                     if i + 1 < end:
-                        grams[n] = (c << _SHIFT) | (points[i + 1] + 1)
+                        grams[n] = (c << _SHIFT) | (np.int64(points[i + 1]) + 1)
                         n += 1
             if n <= _SMALL:
                 generation += 1
@@ -222,14 +224,46 @@ def compiled(function):
         return numba.njit(nogil=True)(function)
 
 
-def normalised_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The code points of [ngram.normalise(t) for t in texts] in one int64 array, and where each text
+# Texts are normalised a run of about this many characters at a time: a run's copies (the NUL-joined text,
+# its NFKC and casefolded forms, its UTF-32 buffer: some 14 bytes a character) stay a few tens of MB
+# whatever the file, instead of growing with it (a file of 32,768-character predictions holds 50M+).
+CHUNK_CHARS = 1 << 22
+
+
+def in_chunks(texts: Sequence[str], chunk: int, points_of) -> tuple[np.ndarray, np.ndarray]:
+    """points_of(texts) (a (points, starts) pair) computed on runs of consecutive texts of about `chunk`
+    characters (a longer text is a run of its own) and put together: the same arrays as one call, since
+    no text's points depend on another's."""
+    runs, start, size = [], 0, 0
+    for i, text in enumerate(texts):
+        size += len(text) + 1
+        if size >= chunk:
+            runs.append((start, i + 1))
+            start, size = i + 1, 0
+    if start < len(texts) or not runs:
+        runs.append((start, len(texts)))
+    if len(runs) == 1:
+        return points_of(texts)
+    parts = [points_of(texts[a:b]) for a, b in runs]
+    points = np.concatenate([p for p, _ in parts])
+    sizes = np.cumsum([0, *(len(p) for p, _ in parts)])
+    starts = np.concatenate([*(s[:-1] + base for (_, s), base in zip(parts, sizes)), [sizes[-1]]]).astype(np.int64)
+    return points, starts
+
+
+def normalised_points(texts: Sequence[str], chunk: int = CHUNK_CHARS) -> tuple[np.ndarray, np.ndarray]:
+    """The code points of [ngram.normalise(t) for t in texts] in one uint32 array, and where each text
     starts in it (len(texts) + 1 offsets), one code point per character, lone surrogates included.
 
     NFKC and casefold run once over the texts joined by NUL: NUL is a starter that composes with nothing,
     is not whitespace and has no case, so neither reaches across it; the whitespace collapsing then runs
-    compiled, text by text. A text holding NUL itself takes the one-by-one path.
+    compiled, text by text. A text holding NUL itself takes the one-by-one path. The texts go through in
+    runs of about `chunk` characters (see `in_chunks`).
     """
+    return in_chunks(texts, chunk, _normalised_points)
+
+
+def _normalised_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     joined = "\0".join(texts)
     if joined.count("\0") != len(texts) - 1:
         normalised = [normalise(t) for t in texts]
@@ -243,16 +277,21 @@ def normalised_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return out[:size], starts
 
 
-def text_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def text_points(texts: Sequence[str], chunk: int = CHUNK_CHARS) -> tuple[np.ndarray, np.ndarray]:
     """`texts` as they are (normalised some other way, e.g. as a benchmark's script does), in the layout
     of `normalised_points`."""
+    return in_chunks(texts, chunk, _text_points)
+
+
+def _text_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     starts = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=starts[1:])
     return _points("".join(texts)), starts
 
 
 def _points(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+    # 4 bytes a character, the UTF-32 buffer itself (read-only): a file's predictions reach 128 MiB of text
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 def recall_pairs(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray], pair_pred, pair_row) -> np.ndarray:

@@ -313,6 +313,9 @@ class FileWork:
         order = np.argsort(pred, kind="stable")  # a prediction's pairs together: its grams are built once
         found = np.empty(len(pred))
         found[order] = ngram_kernel.recall_pairs(joined, self.predictions(task, recipes[0]), pred[order], row[order])
+        # every step pair of this normalisation is scored: its points (4 bytes a character of the task's
+        # predictions) need not outlive the call (a recipe scored alone, off the steps, builds them again)
+        self._parts.pop(("points", task, board_normalised), None)
         bounds = np.cumsum([0, *(int(m.sum()) for m in scored)])
         per_set = []
         for i, m in enumerate(scored):
