@@ -61,8 +61,9 @@ def systems_table(board, track: Track) -> pa.Table | None:
     path = results.table_path(board.rescorer.cache.root, track.name)
     if page.empty or not path.is_file():
         return None
-    table = pq.read_table(path)
-    public = [c for c in table.column_names if c not in results.PRIVATE]
+    # the published columns alone: the board's msgpack parts are most of a table's bytes and never published
+    public = [c for c in pq.read_schema(path).names if c not in results.PRIVATE]
+    table = pq.read_table(path, columns=public)
     row_of = {k: i for i, k in enumerate(table.column("key").to_pylist())}
     by_id = {e.id: e for e in board.entries(track.name, ())}
     keys = [by_id[i].key if i in by_id else "" for i in page["id"]]
