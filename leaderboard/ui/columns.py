@@ -149,7 +149,7 @@ def columns(track: Track) -> list[Column]:
             lambda r: reported_badge(r) if r.get("reported") is True else _int_text(r.get("rank")),
             lambda r: number(r.get("rank")),
             optional=False,
-            width="64px",
+            width="84px",  # room for a reported row's "reported" badge
         ),
         Column(
             "rank_ci",
