@@ -320,6 +320,9 @@ def pair_arguments(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray],
 
 
 def warm_up() -> None:
-    """Compile (or load from the cache) both loops now, on a tiny input of the real argument types, so the
-    first submission does not wait for them."""
-    recall_pairs(NeedleRows([(("abc", "é"), (0.5, 0.5))]), normalised_points(["abcé", "x y"]), [0], [0])
+    """Compile (or load from the cache) the loops now, on tiny inputs of the real argument types, so the
+    first submission does not wait for them: both layouts of points, the writable ones of `normalised_points`
+    and the read-only UTF-32 buffer of `text_points` (numba compiles each apart)."""
+    rows = NeedleRows([(("abc", "é"), (0.5, 0.5))])
+    for points in (normalised_points(["abcé", "x y"]), text_points(["abcé", "x y"])):
+        recall_pairs(rows, points, [0], [0])
