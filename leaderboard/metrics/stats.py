@@ -142,7 +142,7 @@ def percentiles(reps: np.ndarray, qs: tuple[float, ...]) -> np.ndarray:
     above = np.minimum(below + 1, n - 1)
     part = np.partition(reps, np.unique(np.concatenate([below, above])), axis=0)
     a, b = part[below], part[above]
-    gamma = (virtual - below)[:, None]
+    gamma = (virtual - below).reshape(-1, *(1,) * (reps.ndim - 1))
     diff = b - a
     return np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
 
