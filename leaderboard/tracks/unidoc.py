@@ -8,7 +8,7 @@ from functools import cached_property
 from itertools import accumulate, chain, repeat
 from operator import attrgetter, gt, itemgetter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 import numpy as np
@@ -185,6 +185,15 @@ class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     retrieved: list[_Candidate]
     answer: Annotated[str, msgspec.Meta(max_length=MAX_ANSWER)] | None = None
     question: str | None = None
+
+
+class _CommonCandidate(_Candidate, forbid_unknown_fields=True, gc=False):
+    # the benchmark's modalities as literals: one shared string each instead of one per candidate
+    modality: Literal["text", "image", "table"] | None = None
+
+
+class _CommonRecord(_Record, forbid_unknown_fields=True, gc=False):
+    retrieved: list[_CommonCandidate]
 
 
 BOARD = frozenset({"doc-ids-as-published", "repeats-count-once", "precision-over-10", "unanswered-count"})
@@ -505,6 +514,7 @@ class UnidocTrack(Track):
         return UnidocRun(rows, candidates, answers, columns, repeats, ids)
 
     record_type = _Record
+    common_record_type = _CommonRecord
 
     def fast_validate(self, records: list[_Record], system: dict, gold: UnidocGold, env: Envelope) -> UnidocRun | None:
         ids = list(map(_ID, records))
