@@ -146,14 +146,17 @@ def _shapes(joined: str, count: int) -> tuple[np.ndarray, np.ndarray]:
     word = (classes & _WORD).view(np.bool_)
     sure = (classes & _BLOCKER).astype(np.bool_)
     sure[1:-1] |= (points[1:-1] == 32) & word[:-2] & word[2:]
-    sentence = np.zeros(count, dtype=np.bool_)
-    sentence[np.cumsum(points == 0)[sure]] = True
     white = (classes & _WHITE).astype(np.bool_)
     ends = np.flatnonzero(points == 0)
     first = np.concatenate([[0], ends + 1])  # where each text begins
     last = np.concatenate([ends, [len(points)]]) - 1  # where it ends (first - 1 when it is empty)
     edge = np.zeros(count, dtype=np.bool_)
     full = first <= last
+    # a text is a sentence when a sure character lies in it: one OR per text's span (a span running on over the
+    # NULs of empty texts after it takes in nothing sure: a NUL never is)
+    sentence = np.zeros(count, dtype=np.bool_)
+    if full.any():
+        sentence[full] = np.logical_or.reduceat(sure, first[full])
     edge[full] = white[first[full]] | white[last[full]]
     return sentence, edge
 
