@@ -432,8 +432,9 @@ def score_official(
         n += int(included.sum())
         answered = np.zeros(len(keys), dtype=bool)
         answered[work.pairs(task, options.recipe).ks] = True
+        shared: dict = {}  # the metrics of a task share their denominators: summed and resampled once
         for key in num:
-            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], den[key], included, gold, not headline_only)
+            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], den[key], included, gold, not headline_only, shared)
             overall[key] = head
             if bounds is not None:
                 ci[key] = bounds
@@ -502,7 +503,9 @@ def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options):
     return num, {key: den for key in names}, value, included
 
 
-def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndarray, gold, with_ci: bool = True):
+def _hierarchical(
+    task: str, num: np.ndarray, den: np.ndarray, included: np.ndarray, gold, with_ci: bool = True, shared: dict | None = None
+):
     """(headline, {language: value}, {pair: value}, CI or None without `with_ci`): per cell (a language; cross-lingual: a language
     pair) the included units' numerators over their denominators; a cross-lingual language is the mean of
     its pairs; the headline the mean of the languages. Cells without a unit are left out at each level.
@@ -513,12 +516,17 @@ def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndar
     else:
         names, cell = LANGS, query
     per_query = len(names) // len(LANGS)  # a language's cells are one block of the cells, in order
-    num, den = np.where(included, num, 0.0), np.where(included, den, 0.0)
-    counted = np.bincount(cell, included.astype(np.float64), minlength=len(names))
     flat = cluster * len(names) + cell
     size = len(gold.records) * len(names)
+    shared = {} if shared is None else shared
+    key = (id(den), id(included))  # the same arrays, alive for the caller's loop
+    if key not in shared:
+        counted = np.bincount(cell, included.astype(np.float64), minlength=len(names))
+        cluster_den = np.bincount(flat, np.where(included, den, 0.0), minlength=size).reshape(len(gold.records), len(names))
+        shared[key] = counted, cluster_den, {}
+    counted, cluster_den, resampled = shared[key]
+    num = np.where(included, num, 0.0)
     cluster_num = np.bincount(flat, num, minlength=size).reshape(len(gold.records), len(names))
-    cluster_den = np.bincount(flat, den, minlength=size).reshape(len(gold.records), len(names))
 
     def levels(cell_num, cell_den):
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -535,7 +543,10 @@ def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndar
         return float(head), langs, cells, None
     counts = BootstrapPlan.for_sizes((len(gold.records),)).strata[0]
     with one_blas_thread():
-        num, den = counts @ cluster_num, counts @ cluster_den
+        num = counts @ cluster_num
+        if "den" not in resampled:
+            resampled["den"] = counts @ cluster_den
+    den = resampled["den"]
     _, _, replicates = levels(num, den)
     if np.isfinite(replicates).all():  # numpy's own arithmetic either way (the same bits), without its overhead
         low, high = percentiles(replicates, (2.5, 97.5))
