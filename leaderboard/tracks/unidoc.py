@@ -581,8 +581,8 @@ class UnidocTrack(Track):
         n = len(gold.questions)
         precision, recall, notes = _precision_recall(run, gold, fixes)
         values = {"precision@10": precision, "recall@10": recall}
-        answers = list(run.answers.values())
-        extra = {"answered": len(answers) - answers.count(None)}
+        count, answered = _answered(run, gold)
+        extra = {"answered": count}
         if notes:
             extra["notes"] = notes
         if verdicts is not None and extra["answered"]:
@@ -590,8 +590,6 @@ class UnidocTrack(Track):
                 n, ((i, gold.questions[i].qid) for i, a in run.answers.items() if a is not None), verdicts
             )
             values.update(judged)
-        answered = np.zeros(n, dtype=bool)
-        answered[list(run.answers)] = True
         # a deviation's step needs the overall values only: no CI, no breakdowns
         axes = None if headline_only else gold.categories
         s = summarise(gold.unit_index, values, answered, axes=axes, with_ci=not headline_only)
@@ -841,6 +839,18 @@ def _flat(run: UnidocRun, gold: UnidocGold) -> tuple:
         keep = (np.arange(len(docs)) - offsets) < K
         run.flat.clear()
         run.flat[key] = (lens, rows, np.minimum(lens, K), keep, np.repeat(rows, lens)[keep], _codes(gold, docs)[keep])
+    return run.flat[key]
+
+
+def _answered(run: UnidocRun, gold: UnidocGold) -> tuple[int, np.ndarray]:
+    """(how many questions have an answer, which gold questions have a record), once per run and gold (every
+    protocol step reads them; _flat, called first, keeps run.flat to this gold)."""
+    key = (gold.sha256, id(gold), "answered")
+    if key not in run.flat:
+        answered = np.zeros(len(gold.questions), dtype=bool)
+        answered[list(run.answers)] = True
+        answers = list(run.answers.values())
+        run.flat[key] = (len(answers) - answers.count(None), answered)
     return run.flat[key]
 
 
