@@ -61,18 +61,6 @@ def _decoded(track: Track, decode: Callable[[tuple[msgspec.json.Decoder, msgspec
     return decode(_decoders(track))
 
 
-_LINE_OPENERS = tuple(b"\n" + bytes([c]) for c in b" \t\r\x0b\x0c")  # a newline, then ASCII whitespace
-
-
-def _filled_lines(body: bytes) -> int:
-    """How many lines of `body` hold something but ASCII whitespace (what bytes.strip keeps). A blank line is
-    either empty (two newlines in a row, or an empty first or last line) or starts with whitespace: without
-    either, every line but an empty first or last one holds something, and the newlines count the lines."""
-    if not body or b"\n\n" in body or body[:1].isspace() or any(opener in body for opener in _LINE_OPENERS):
-        return sum(1 for line in body.split(b"\n") if line.strip())
-    return body.count(b"\n") + 1 - body.startswith(b"\n") - body.endswith(b"\n")
-
-
 class FastParse(NamedTuple):
     """A clean file read by the typed fast path: nothing to report, ready to fingerprint and score."""
 
@@ -117,7 +105,7 @@ def fast_parse(
                 return None
             records = _decoded(track, lambda decoders: decoders[0].decode_lines(body))
             # JSONL is one record per line; decode_lines would also take a record spread over lines
-            if len(records) != _filled_lines(body):
+            if len(records) != sum(1 for line in body.split(b"\n") if line.strip()):
                 return None
             system = header.get("system")
         else:

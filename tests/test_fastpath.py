@@ -192,12 +192,3 @@ def test_any_modality_takes_the_fast_path(modality, monkeypatch):
     fast, generic = both(data, "s.jsonl", monkeypatch)
     assert fast.ok and generic.ok and fast.fingerprint == generic.fingerprint
     assert scores(fast) == scores(generic)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from([b"a", b"{}", b"\n", b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"\r\n", b"\x1c"]), max_size=10))
-def test_filled_lines_counts_what_strip_keeps(pieces):
-    from leaderboard.fastpath import _filled_lines
-
-    body = b"".join(pieces)
-    assert _filled_lines(body) == sum(1 for line in body.split(b"\n") if line.strip())
