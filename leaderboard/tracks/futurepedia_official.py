@@ -260,8 +260,15 @@ class FileWork:
 
         return self._once("selection groups", compute)
 
+    @staticmethod
+    def batched(task: str) -> tuple[Recipe, ...]:
+        """The recipes whose pairs `_recalls` scores together. Selection has no headline, so the steps between
+        the protocols never read its pairs: only the official protocol's recipe (any other is scored alone
+        when asked for)."""
+        return STEP_RECIPES[:1] if task == "selection" else STEP_RECIPES
+
     def pairs(self, task: str, recipe: Recipe) -> _Pairs:
-        if recipe in STEP_RECIPES and ("pairs", task, recipe) not in self._parts:
+        if recipe in self.batched(task) and ("pairs", task, recipe) not in self._parts:
             self._recalls(task, recipe.board_normalisation)
         layout = _selection_layout if task == "selection" else _answer_layout
 
@@ -284,7 +291,7 @@ class FileWork:
         prediction's grams are then built once for all of them; each pair's recall is the kernel's, however
         the pairs are grouped, so every step reads the numbers it would compute alone."""
         gold = self.gold
-        recipes = [r for r in STEP_RECIPES if r.board_normalisation == board_normalised]
+        recipes = [r for r in self.batched(task) if r.board_normalisation == board_normalised]
         layout = _selection_layout if task == "selection" else _answer_layout
         laid = [layout(task, self, r) for r in recipes]
         sets = [part_rows(gold, r).needles for r in recipes]
@@ -295,7 +302,9 @@ class FileWork:
             sets.append(gold.answer_rows.needles)
             preds.append(board[0])
             rows.append(board[1])
-        key = ("joined rows", board_normalised, board is not None)
+        if not preds:  # nothing batched on this normalisation (selection without the board's pairs)
+            return
+        key = ("joined rows", board_normalised, board is not None, tuple(recipes))
         if key not in gold.protocol_cache:
             gold.protocol_cache[key] = ngram_kernel.NeedleRows.joined(sets)
         joined, offsets = gold.protocol_cache[key]
@@ -312,7 +321,8 @@ class FileWork:
         row = np.concatenate([(r + o)[m] for r, o, m in zip(rows, offsets, scored)])
         order = np.argsort(pred, kind="stable")  # a prediction's pairs together: its grams are built once
         found = np.empty(len(pred))
-        found[order] = ngram_kernel.recall_pairs(joined, self.predictions(task, recipes[0]), pred[order], row[order])
+        normalised = next(r for r in STEP_RECIPES if r.board_normalisation == board_normalised)
+        found[order] = ngram_kernel.recall_pairs(joined, self.predictions(task, normalised), pred[order], row[order])
         bounds = np.cumsum([0, *(int(m.sum()) for m in scored)])
         per_set = []
         for i, m in enumerate(scored):
@@ -423,6 +433,10 @@ def score_official(
         keys = gold.unit_keys[task]
         missing += len(keys) - len(preds)
         if task == "selection":
+            if headline_only:  # selection has no headline: only how many units it scores
+                scored = len(preds) if options.refusals_are_text else int((~work.refusal("selection")).sum())
+                n += len(keys) if options.count_missing else scored
+                continue
             cells, scored = _selection(work, rows, options)
             n += len(keys) if options.count_missing else scored  # as the board's n, which counts them in the entropy
             if cells:
