@@ -168,19 +168,14 @@ def _resampled(matrix: np.ndarray, layout: _Layout):
 
 
 def _means_by(values: Mapping[str, np.ndarray], codes: np.ndarray, names: list[str], scope: np.ndarray):
-    """{category: {metric: mean over its scored units in scope}}, categories without a unit in scope left out.
-
-    Sums and counts of every category in one bincount per metric (the mean of a category's scored units, its
-    float sum in unit order)."""
+    """{category: {metric: mean over its scored units in scope}}, categories without a unit in scope left out."""
     codes = np.asarray(codes)
-    inside = scope & (codes >= 0) & (codes < len(names))
-    present = np.bincount(codes[inside], minlength=len(names)) > 0
-    out: dict[str, dict[str, float | None]] = {name: {} for name, here in zip(names, present) if here}
+    members = [(name, scope & (codes == j)) for j, name in enumerate(names)]
+    members = [(name, m) for name, m in members if m.any()]
+    out: dict[str, dict[str, float | None]] = {name: {} for name, _ in members}
     for key, v in values.items():
-        ok = inside & ~np.isnan(v)
-        n = np.bincount(codes[ok], minlength=len(names))
-        total = np.bincount(codes[ok], weights=v[ok], minlength=len(names))
-        for j, name in enumerate(names):
-            if present[j]:
-                out[name][key] = float(total[j] / n[j]) if n[j] else None
+        ok = ~np.isnan(v)
+        for name, m in members:
+            m = m & ok
+            out[name][key] = float(v[m].mean()) if m.any() else None  # np.mean: the number a reader recomputes
     return out
