@@ -40,13 +40,25 @@ _TRACK_ONLY = msgspec.json.Decoder(_TrackOnly)
 
 
 @cache
-def _decoders(track: Track) -> tuple[msgspec.json.Decoder, msgspec.json.Decoder]:
-    """(one-record decoder for JSONL, whole-envelope decoder for JSON) of a track."""
-    rec = track.record_type
+def _decoders(track: Track, rec: Any = None) -> tuple[msgspec.json.Decoder, msgspec.json.Decoder]:
+    """(one-record decoder for JSONL, whole-envelope decoder for JSON) of a track (of `rec`, default its
+    record_type)."""
+    rec = rec or track.record_type
     envelope = msgspec.defstruct(
         "Envelope", [("track", str), ("predictions", list[rec]), ("system", Any, None)], forbid_unknown_fields=True
     )
     return msgspec.json.Decoder(rec), msgspec.json.Decoder(envelope)
+
+
+def _decoded(track: Track, decode: Callable[[tuple[msgspec.json.Decoder, msgspec.json.Decoder]], Any]) -> Any:
+    """decode(decoders) with the track's common_record_type first, when it has one; a file that type refuses
+    is decoded again with record_type (which says whether it is one the fast path takes at all)."""
+    if track.common_record_type is not None:
+        try:
+            return decode(_decoders(track, track.common_record_type))
+        except msgspec.ValidationError:
+            pass
+    return decode(_decoders(track))
 
 
 class FastParse(NamedTuple):
@@ -91,7 +103,7 @@ def fast_parse(
             limits = track.limits(gold)
             if body.count(b"\n") >= limits.records or values_over(body, limits.values, lines=True):
                 return None
-            records = _decoders(track)[0].decode_lines(body)
+            records = _decoded(track, lambda decoders: decoders[0].decode_lines(body))
             # JSONL is one record per line; decode_lines would also take a record spread over lines
             if len(records) != sum(1 for line in body.split(b"\n") if line.strip()):
                 return None
@@ -104,7 +116,7 @@ def fast_parse(
             limits = track.limits(gold)
             if values_over(raw, limits.values):
                 return None
-            doc = _decoders(track)[1].decode(raw)
+            doc = _decoded(track, lambda decoders: decoders[1].decode(raw))
             records, system = doc.predictions, doc.system
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
         return None

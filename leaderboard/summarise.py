@@ -93,12 +93,12 @@ def summarise(
     for key, v in values.items():
         ok = scope & ~np.isnan(v)
         groups.setdefault(np.packbits(ok).tobytes(), (ok, []))[1].append(key)
-    for ok, keys in groups.values():
+    for packed, (ok, keys) in groups.items():
         if not ok.any():  # nothing scored (every answer a judge failure): no number, never a guess
             out.overall.update(dict.fromkeys(keys, None))
             continue
         matrix = np.column_stack([values[k][ok] for k in keys])
-        plan_values, weights, stratum_means = _resampled(matrix, strata[ok], clusters[ok])
+        plan_values, weights, stratum_means = _resampled(matrix, _layout(index, ok, packed))
         overall = np.mean(stratum_means, axis=0)
         if not with_ci:
             out.overall.update((key, float(overall[j])) for j, key in enumerate(keys))
@@ -114,25 +114,54 @@ def summarise(
     return out
 
 
-def _resampled(matrix: np.ndarray, strata: np.ndarray, clusters: np.ndarray):
+@dataclass(frozen=True)
+class _Layout:
+    """Where each stratum's scored units are and how their clusters group them: fixed by the index and the
+    mask of scored units, so computed once per (index, mask), not once per scoring."""
+
+    rows: list[np.ndarray]  # per stratum (in stratum-code order), its positions among the scored units
+    local: list[np.ndarray | None]  # per stratum, each unit's cluster numbered by first unit; None: one unit each
+    sizes: list[np.ndarray]  # per stratum, its clusters' sizes
+
+
+_LAYOUTS_KEPT = 8  # per index: the board's mask, the official one's, a few others
+
+
+def _layout(index: UnitIndex, ok: np.ndarray, packed: bytes) -> _Layout:
+    layouts = index.__dict__.setdefault("_layouts", {})
+    found = layouts.get(packed)
+    if found is None:
+        strata, clusters = (c[ok] for c in index.codes)
+        rows, local, sizes = [], [], []
+        for s in np.unique(strata):
+            at = np.flatnonzero(strata == s)
+            codes = np.unique(clusters[at], return_inverse=True)[1]  # codes number clusters by first unit
+            size = np.bincount(codes).astype(np.float64)
+            rows.append(at)
+            local.append(None if len(size) == len(at) else codes)
+            sizes.append(size)
+        if len(layouts) >= _LAYOUTS_KEPT:
+            layouts.pop(next(iter(layouts)))
+        found = layouts[packed] = _Layout(rows, local, sizes)
+    return found
+
+
+def _resampled(matrix: np.ndarray, layout: _Layout):
     """(rows the bootstrap draws per stratum, their weights or None, each stratum's mean per metric).
 
     Rows are units when every cluster is one unit; cluster means when the clusters of each stratum
     have one size (the same statistic as sums over sizes, without weights: futurepedia); else cluster
     sums, weighted by the cluster sizes.
     """
-    rows, sizes, means = [], [], []
-    for s in np.unique(strata):
-        in_s = strata == s
-        m = matrix[in_s]
+    rows, means = [], []
+    for at, local, size in zip(layout.rows, layout.local, layout.sizes):
+        m = matrix[at]
         means.append(m.mean(axis=0))
-        local = np.unique(clusters[in_s], return_inverse=True)[1]  # codes number clusters by first unit
-        size = np.bincount(local).astype(np.float64)
-        if len(size) == len(m):
+        if local is None:
             rows.append(m)
         else:
             rows.append(np.stack([np.bincount(local, weights=m[:, j], minlength=len(size)) for j in range(m.shape[1])], axis=1))
-        sizes.append(size)
+    sizes = layout.sizes
     if all((size == size[0]).all() for size in sizes):
         return [r / size[0] if size[0] != 1 else r for r, size in zip(rows, sizes)], None, means
     return rows, sizes, means

@@ -181,3 +181,14 @@ def test_ids_change_the_fingerprint_only_when_given(monkeypatch):
     plain = scoring.check(_small(UNIDOC, 4), "s.jsonl")
     named = scoring.check(_with_ids(lambda records: None), "s.jsonl")
     assert plain.ok and named.ok and plain.fingerprint != named.fingerprint
+
+
+@pytest.mark.parametrize("modality", ["text", "figure", None], ids=["common", "other", "null"])
+def test_any_modality_takes_the_fast_path(modality, monkeypatch):
+    """The benchmark's modalities decode as shared literals; any other string (or none) still takes the fast
+    path, with the generic path's fingerprint and numbers."""
+    data = _with_ids(_set("modality", modality))
+    assert fast_parse(data, "s.jsonl", None) is not None
+    fast, generic = both(data, "s.jsonl", monkeypatch)
+    assert fast.ok and generic.ok and fast.fingerprint == generic.fingerprint
+    assert scores(fast) == scores(generic)

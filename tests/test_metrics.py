@@ -275,3 +275,42 @@ def test_batched_ndcg_equals_the_scalar_definition_with_ties(data):
     got = ndcg_at_k_many(flat_scores, flat_docs, lens, grades, np.array([ideal_dcg(g, 5) for g in grades]), 5)
     for value, (ranked, scores), g in zip(got, rankings, grades):
         assert value == pytest.approx(ndcg_at_k(ranked, scores, g, 5))
+
+
+def test_percentiles_are_numpys_bits():
+    from leaderboard.metrics.stats import percentiles
+
+    rng = np.random.default_rng(3)
+    for n in (2, 5, 999, 1000):
+        one, many = rng.random(n), rng.random((n, 4))
+        assert (percentiles(one, (2.5, 97.5)) == np.percentile(one, [2.5, 97.5])).all()
+        assert (percentiles(many, (2.5, 97.5)) == np.percentile(many, [2.5, 97.5], axis=0)).all()
+    with_nan = np.array([0.1, np.nan, 0.3])
+    assert np.isnan(percentiles(with_nan, (50,))).all()  # left to numpy
+
+
+def test_compiled_bootstrap_product_matches_blas():
+    plan = BootstrapPlan.for_sizes((40, 7))
+    rng = np.random.default_rng(4)
+    values, weights = [rng.random((40, 3)), rng.random((7, 3))], [rng.random(40) + 1, rng.random(7) + 1]
+    got = plan.replicates(values, weights)
+    blas = sum((c @ v) / (c @ w)[:, None] for c, v, w in zip(plan.strata, values, weights)) / 2
+    assert np.allclose(got, blas, rtol=1e-12, atol=0)
+    # a column's numbers do not depend on the columns beside it
+    assert (plan.replicates([v[:, :1] for v in values], weights)[:, 0] == got[:, 0]).all()
+
+
+def test_page_hits_compiled_loop_matches_array_form(monkeypatch):
+    from leaderboard.metrics import retrieval
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        nq, g, nc = rng.integers(1, 20), rng.integers(1, 6), rng.integers(0, 100)
+        gd, gp = rng.integers(-2, 5, (nq, g)), rng.integers(1, 10, (nq, g))
+        cq, cd, cs = rng.integers(0, nq, nc), rng.integers(-1, 5, nc), rng.integers(1, 10, nc)
+        args = (cq, cd, cs, cs + rng.integers(0, 3, nc), rng.random(nc) < 0.2, gd, gp)
+        compiled = retrieval.page_hits_batch(*args)
+        with monkeypatch.context() as m:
+            m.setattr(retrieval, "_hits_kernel", lambda: None)
+            plain = retrieval.page_hits_batch(*args)
+        assert all((a == b).all() and a.dtype == b.dtype for a, b in zip(compiled, plain))

@@ -181,7 +181,7 @@ def refusals(predictions: list[str]) -> list[bool]:
     if joined.count("\0") != len(predictions) - 1:
         return [refused(p) for p in predictions]
     out = [False] * len(predictions)
-    starts = list(accumulate((len(p) + 1 for p in predictions), initial=0))
+    starts = list(accumulate(map((1).__add__, map(len, predictions)), initial=0))  # each text and its NUL
     for phrase in REFUSALS:
         at = joined.find(phrase)
         while at >= 0:

@@ -7,6 +7,7 @@ element. The gold of a question is a set of (doc, page) pairs.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -90,6 +91,16 @@ def page_hits_batch(
     covered when any candidate shares it, which is the walk's count, since the order only decides who
     covers it first.
     """
+    kernel = _hits_kernel()
+    if kernel is not None:
+        n_q = gold_doc.shape[0]
+        if len(cand_q) and not (0 <= cand_q.min() and cand_q.max() < n_q):
+            raise ValueError("a candidate names a question out of range")  # the compiled loop checks no bounds
+        hits = np.zeros(n_q)
+        covered = np.zeros(gold_doc.shape, dtype=np.bool_)
+        args = (cand_q, cand_doc, cand_start, cand_end, cand_miss, gold_doc, gold_page)
+        kernel(*(np.ascontiguousarray(a) for a in args), hits, covered)
+        return hits, covered.sum(axis=1)
     gd, gp = gold_doc[cand_q], gold_page[cand_q]
     match = (cand_doc[:, None] == gd) & (cand_start[:, None] <= gp) & (gp <= cand_end[:, None])
     match &= ~cand_miss[:, None]
@@ -99,3 +110,26 @@ def page_hits_batch(
     rows, cols = np.nonzero(match)
     covered[cand_q[rows], cols] = True
     return hits, covered.sum(axis=1)
+
+
+def _page_hits(cand_q, cand_doc, cand_start, cand_end, cand_miss, gold_doc, gold_page, hits, covered):
+    """page_hits_batch's loop, one candidate at a time over its question's gold pages (no (candidates, G) arrays)."""
+    for c in range(len(cand_q)):
+        if cand_miss[c]:
+            continue
+        q = cand_q[c]
+        hit = False
+        for j in range(gold_doc.shape[1]):
+            if gold_doc[q, j] == cand_doc[c] and cand_start[c] <= gold_page[q, j] <= cand_end[c]:
+                hit = True
+                covered[q, j] = True
+        if hit:
+            hits[q] += 1.0
+
+
+@cache
+def _hits_kernel():
+    """The compiled loop, or None without numba (the array form above then: the same numbers)."""
+    from .ngram_kernel import _numba, compiled
+
+    return compiled(_page_hits) if _numba() is not None else None

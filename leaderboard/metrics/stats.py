@@ -73,6 +73,14 @@ class BootstrapPlan:
         """Per stratum and resample, how many units it draws (the denominator of an unweighted mean)."""
         return tuple(counts.sum(axis=1) for counts in self.strata)
 
+    @cached_property
+    def small(self) -> tuple[np.ndarray, ...] | None:
+        """The counts as bytes (a unit is drawn far fewer than 256 times in any real resample), for the compiled
+        product: an eighth of the memory to stream per product; None when a count does not fit (then BLAS)."""
+        if max(int(c.max(initial=0)) for c in self.strata) > 255:
+            return None
+        return tuple(np.ascontiguousarray(c, dtype=np.uint8) for c in self.strata)
+
     def replicates(self, values: list[np.ndarray], weights: list[np.ndarray] | None = None) -> np.ndarray:
         """Replicate statistics, shape (resamples, metrics).
 
@@ -84,22 +92,84 @@ class BootstrapPlan:
         if len(values) != len(self.strata):
             raise ValueError("one value matrix per stratum")
         out = None
-        with one_blas_thread():
-            for s, counts in enumerate(self.strata):
-                v = np.asarray(values[s], dtype=np.float64)
-                if v.ndim == 1:
-                    v = v[:, None]
-                num = counts @ v
-                den = counts @ weights[s] if weights is not None else self.drawn[s]
-                means = num / np.maximum(den, 1e-300)[:, None]
-                out = means if out is None else out + means
+        product = self._compiled_product() or self._blas_product
+        for s in range(len(self.strata)):
+            v = np.asarray(values[s], dtype=np.float64)
+            if v.ndim == 1:
+                v = v[:, None]
+            num = product(s, v)
+            den = product(s, np.asarray(weights[s], dtype=np.float64)[:, None])[:, 0] if weights is not None else self.drawn[s]
+            means = num / np.maximum(den, 1e-300)[:, None]
+            out = means if out is None else out + means
         return out / len(self.strata)
+
+    def _compiled_product(self):
+        """counts @ v of stratum s by the compiled loop over the byte counts, or None (no numba, or a count
+        over 255): each metric's column is its own sum in a fixed order, so a column's numbers do not depend
+        on the columns beside it (BLAS may pick another kernel for another width)."""
+        small = self.small
+        kernel = _product_kernel()
+        if small is None or kernel is None:
+            return None
+
+        def product(s: int, v: np.ndarray) -> np.ndarray:
+            out = np.empty((small[s].shape[0], v.shape[1]))
+            kernel(small[s], np.ascontiguousarray(v.T), out)
+            return out
+
+        return product
+
+    def _blas_product(self, s: int, v: np.ndarray) -> np.ndarray:
+        with one_blas_thread():
+            return self.strata[s] @ v
 
     def ci(self, values, weights=None, level: float = 0.95) -> np.ndarray:
         """(metrics, 2) array of [low, high] percentile intervals."""
         reps = self.replicates(values, weights)
         alpha = (1 - level) / 2 * 100
-        return np.percentile(reps, [alpha, 100 - alpha], axis=0).T
+        return percentiles(reps, (alpha, 100 - alpha)).T
+
+
+def percentiles(reps: np.ndarray, qs: tuple[float, ...]) -> np.ndarray:
+    """np.percentile(reps, qs, axis=0) (the default linear method, the same arithmetic: the same bits) with
+    one partition at the few ranks needed instead of numpy's general machinery; anything not finite is left to
+    numpy itself."""
+    n = reps.shape[0]
+    if n < 2 or not np.isfinite(reps).all():
+        return np.percentile(reps, list(qs), axis=0)
+    virtual = (n - 1) * (np.asarray(qs, dtype=np.float64) / 100)
+    below = np.floor(virtual).astype(np.intp)
+    above = np.minimum(below + 1, n - 1)
+    part = np.partition(reps, np.unique(np.concatenate([below, above])), axis=0)
+    a, b = part[below], part[above]
+    gamma = (virtual - below).reshape(-1, *(1,) * (reps.ndim - 1))
+    diff = b - a
+    return np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+
+
+def _counts_times(counts, values_t, out):  # out[i, k] = sum over j of counts[i, j] * values_t[k, j]
+    rows, n = counts.shape
+    for i in range(rows):
+        for k in range(values_t.shape[0]):
+            acc = 0.0
+            for j in range(n):
+                acc += counts[i, j] * values_t[k, j]
+            out[i, k] = acc
+
+
+@cache
+def _product_kernel():
+    """The compiled counts product (reassociated sums: vectorised, ~4x faster than BLAS on the 8x larger
+    float counts it would read), or None without numba (BLAS then: interpreted, the loop would crawl)."""
+    from .ngram_kernel import _numba
+
+    numba = _numba()
+    if numba is None:
+        return None
+    try:
+        return numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})(_counts_times)
+    except RuntimeError:  # no writable cache directory
+        return numba.njit(nogil=True, fastmath={"reassoc", "contract"})(_counts_times)
 
 
 @lru_cache(maxsize=64)

@@ -276,6 +276,9 @@ class Track(ABC):
     charts: tuple[Chart, ...] = ()
     # A msgspec Struct of one prediction record, for the typed fast path (fastpath.py); None: generic path only.
     record_type: Any = None
+    # The same record with the values most files share narrowed to literals (one object each, not one string per
+    # record: less to build, hash and free), tried first; a file it refuses is decoded with record_type.
+    common_record_type: Any = None
     # Axes whose values can replace the overall numbers in the table (a language, a family...).
     slice_axes: tuple[str, ...] = ()
     gold_patterns: tuple[str, ...] = ("*",)

@@ -8,7 +8,7 @@ from functools import cached_property
 from itertools import permutations
 from operator import itemgetter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 import numpy as np
@@ -47,22 +47,27 @@ TASK_KEYS = {
 _FIRST = itemgetter(0)
 KEY_TASK = {k: t for t, keys in TASK_KEYS.items() for k in keys}
 LANG_CODE = {q: i for i, q in enumerate(LANGS)}
-_LANG_SET = frozenset(LANGS)
 
 
 # Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
 # deeper than the limit, which the generic path reports; such files simply take the generic path.
 # gc=False: a decoded record holds strings, numbers and lists of records, never a cycle, so the collector
 # need not track the hundreds of thousands a file decodes into.
+_Task = Literal[TASKS]
+_Lang = Literal[LANGS]
+
+
 class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """One prediction, as the typed fast path decodes it; a field the generic path ignores must still type-check."""
 
+    # Tasks and languages as literals: anything else takes the generic path (which reports it), and each
+    # value is one shared string, not one built (hashed, freed) per record.
     id: int
-    task: str
-    query_lang: str
+    task: _Task
+    query_lang: _Lang
     prediction: Annotated[str, msgspec.Meta(max_length=MAX_ANSWER)]
-    doc_lang: str | msgspec.UnsetType = msgspec.UNSET  # absent and null differ: null is an error
-    doc_langs: list[str] | msgspec.UnsetType = msgspec.UNSET
+    doc_lang: _Lang | msgspec.UnsetType = msgspec.UNSET  # absent and null differ: null is an error
+    doc_langs: list[_Lang] | msgspec.UnsetType = msgspec.UNSET
 
 
 @dataclass
@@ -391,11 +396,11 @@ class FuturepediaTrack(Track):
         parsed: dict[str, dict[tuple, object]] = {t: {} for t in TASKS}
         index = gold.index
         for r in records:
-            rid, task, q, d = r.id, r.task, r.query_lang, r.doc_lang
-            if rid not in index or q not in _LANG_SET:
+            rid, task, q, d = r.id, r.task, r.query_lang, r.doc_lang  # task and languages: the decoder checked
+            if rid not in index:
                 return None
             if task == "crosslingual":
-                if d is msgspec.UNSET or d not in _LANG_SET or d == q:
+                if d is msgspec.UNSET or d == q:
                     return None
                 unit, payload = (rid, q, d), r.prediction
             elif task == "monolingual":
@@ -404,12 +409,7 @@ class FuturepediaTrack(Track):
                 unit, payload = (rid, q), r.prediction
             elif task == "selection":
                 docs = r.doc_langs
-                if (
-                    docs is msgspec.UNSET
-                    or not 2 <= len(docs) <= len(LANGS)
-                    or not _LANG_SET.issuperset(docs)
-                    or len(set(docs)) != len(docs)
-                ):
+                if docs is msgspec.UNSET or not 2 <= len(docs) <= len(LANGS) or len(set(docs)) != len(docs):
                     return None
                 unit, payload = (rid, q), (r.prediction, tuple(docs))
             else:

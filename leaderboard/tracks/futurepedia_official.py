@@ -24,7 +24,7 @@ import numpy as np
 
 from ..metrics import ngram_kernel
 from ..metrics.nale import Recipe, part_row, refusals, script_predictions, split_answer
-from ..metrics.stats import BootstrapPlan, one_blas_thread
+from ..metrics.stats import BootstrapPlan, one_blas_thread, percentiles
 from .base import Deviation, Scores
 
 LANGS = ("en", "fr", "es", "pt", "zh", "ja", "ko", "ar")
@@ -260,8 +260,15 @@ class FileWork:
 
         return self._once("selection groups", compute)
 
+    @staticmethod
+    def batched(task: str) -> tuple[Recipe, ...]:
+        """The recipes whose pairs `_recalls` scores together. Selection has no headline, so the steps between
+        the protocols never read its pairs: only the official protocol's recipe (any other is scored alone
+        when asked for)."""
+        return STEP_RECIPES[:1] if task == "selection" else STEP_RECIPES
+
     def pairs(self, task: str, recipe: Recipe) -> _Pairs:
-        if recipe in STEP_RECIPES and ("pairs", task, recipe) not in self._parts:
+        if recipe in self.batched(task) and ("pairs", task, recipe) not in self._parts:
             self._recalls(task, recipe.board_normalisation)
         layout = _selection_layout if task == "selection" else _answer_layout
 
@@ -284,7 +291,7 @@ class FileWork:
         prediction's grams are then built once for all of them; each pair's recall is the kernel's, however
         the pairs are grouped, so every step reads the numbers it would compute alone."""
         gold = self.gold
-        recipes = [r for r in STEP_RECIPES if r.board_normalisation == board_normalised]
+        recipes = [r for r in self.batched(task) if r.board_normalisation == board_normalised]
         layout = _selection_layout if task == "selection" else _answer_layout
         laid = [layout(task, self, r) for r in recipes]
         sets = [part_rows(gold, r).needles for r in recipes]
@@ -295,7 +302,9 @@ class FileWork:
             sets.append(gold.answer_rows.needles)
             preds.append(board[0])
             rows.append(board[1])
-        key = ("joined rows", board_normalised, board is not None)
+        if not preds:  # nothing batched on this normalisation (selection without the board's pairs)
+            return
+        key = ("joined rows", board_normalised, board is not None, tuple(recipes))
         if key not in gold.protocol_cache:
             gold.protocol_cache[key] = ngram_kernel.NeedleRows.joined(sets)
         joined, offsets = gold.protocol_cache[key]
@@ -312,9 +321,10 @@ class FileWork:
         row = np.concatenate([(r + o)[m] for r, o, m in zip(rows, offsets, scored)])
         order = np.argsort(pred, kind="stable")  # a prediction's pairs together: its grams are built once
         found = np.empty(len(pred))
-        found[order] = ngram_kernel.recall_pairs(joined, self.predictions(task, recipes[0]), pred[order], row[order])
-        # every step pair of this normalisation is scored: its points (4 bytes a character of the task's
-        # predictions) need not outlive the call (a recipe scored alone, off the steps, builds them again)
+        normalised = next(r for r in STEP_RECIPES if r.board_normalisation == board_normalised)
+        found[order] = ngram_kernel.recall_pairs(joined, self.predictions(task, normalised), pred[order], row[order])
+        # every batched pair of this normalisation is scored: its points (4 bytes a character of the task's
+        # predictions) need not outlive the call (a recipe scored alone, off the batch, builds them again)
         self._parts.pop(("points", task, board_normalised), None)
         bounds = np.cumsum([0, *(int(m.sum()) for m in scored)])
         per_set = []
@@ -426,6 +436,10 @@ def score_official(
         keys = gold.unit_keys[task]
         missing += len(keys) - len(preds)
         if task == "selection":
+            if headline_only:  # selection has no headline: only how many units it scores
+                scored = len(preds) if options.refusals_are_text else int((~work.refusal("selection")).sum())
+                n += len(keys) if options.count_missing else scored
+                continue
             cells, scored = _selection(work, rows, options)
             n += len(keys) if options.count_missing else scored  # as the board's n, which counts them in the entropy
             if cells:
@@ -435,8 +449,9 @@ def score_official(
         n += int(included.sum())
         answered = np.zeros(len(keys), dtype=bool)
         answered[work.pairs(task, options.recipe).ks] = True
+        shared: dict = {}  # the metrics of a task share their denominators: summed and resampled once
         for key in num:
-            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], den[key], included, gold, not headline_only)
+            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], den[key], included, gold, not headline_only, shared)
             overall[key] = head
             if bounds is not None:
                 ci[key] = bounds
@@ -505,7 +520,9 @@ def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options):
     return num, {key: den for key in names}, value, included
 
 
-def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndarray, gold, with_ci: bool = True):
+def _hierarchical(
+    task: str, num: np.ndarray, den: np.ndarray, included: np.ndarray, gold, with_ci: bool = True, shared: dict | None = None
+):
     """(headline, {language: value}, {pair: value}, CI or None without `with_ci`): per cell (a language; cross-lingual: a language
     pair) the included units' numerators over their denominators; a cross-lingual language is the mean of
     its pairs; the headline the mean of the languages. Cells without a unit are left out at each level.
@@ -516,12 +533,17 @@ def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndar
     else:
         names, cell = LANGS, query
     per_query = len(names) // len(LANGS)  # a language's cells are one block of the cells, in order
-    num, den = np.where(included, num, 0.0), np.where(included, den, 0.0)
-    counted = np.bincount(cell, included.astype(np.float64), minlength=len(names))
     flat = cluster * len(names) + cell
     size = len(gold.records) * len(names)
+    shared = {} if shared is None else shared
+    key = (id(den), id(included))  # the same arrays, alive for the caller's loop
+    if key not in shared:
+        counted = np.bincount(cell, included.astype(np.float64), minlength=len(names))
+        cluster_den = np.bincount(flat, np.where(included, den, 0.0), minlength=size).reshape(len(gold.records), len(names))
+        shared[key] = counted, cluster_den, {}
+    counted, cluster_den, resampled = shared[key]
+    num = np.where(included, num, 0.0)
     cluster_num = np.bincount(flat, num, minlength=size).reshape(len(gold.records), len(names))
-    cluster_den = np.bincount(flat, den, minlength=size).reshape(len(gold.records), len(names))
 
     def levels(cell_num, cell_den):
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -538,9 +560,15 @@ def _hierarchical(task: str, num: np.ndarray, den: np.ndarray, included: np.ndar
         return float(head), langs, cells, None
     counts = BootstrapPlan.for_sizes((len(gold.records),)).strata[0]
     with one_blas_thread():
-        num, den = counts @ cluster_num, counts @ cluster_den
+        num = counts @ cluster_num
+        if "den" not in resampled:
+            resampled["den"] = counts @ cluster_den
+    den = resampled["den"]
     _, _, replicates = levels(num, den)
-    low, high = np.nanpercentile(replicates, [2.5, 97.5])
+    if np.isfinite(replicates).all():  # numpy's own arithmetic either way (the same bits), without its overhead
+        low, high = percentiles(replicates, (2.5, 97.5))
+    else:
+        low, high = np.nanpercentile(replicates, [2.5, 97.5])
     return float(head), langs, cells, [float(low), float(high)]
 
 
