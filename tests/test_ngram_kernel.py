@@ -209,3 +209,15 @@ def test_texts_in_runs_give_the_arrays_of_one_pass(texts):
         points, starts = points_of(texts, chunk=5)
         assert points.dtype == np.uint32 and starts.dtype == np.int64
         assert points.tolist() == whole_points.tolist() and starts.tolist() == whole_starts.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=12), st.integers(1, 30))
+def test_runs_cover_the_texts_in_order_each_closed_by_the_text_reaching_the_chunk(lengths, chunk):
+    texts = ["x" * n for n in lengths]
+    spans = ngram_kernel.runs(texts, chunk)
+    assert spans[0][0] == 0 and spans[-1][1] == len(texts)
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # consecutive, nothing skipped or repeated
+    for first, end in spans[:-1]:  # every run but the last reaches the chunk, and only at its last text
+        sizes = [n + 1 for n in lengths[first:end]]
+        assert sum(sizes) >= chunk > sum(sizes[:-1])

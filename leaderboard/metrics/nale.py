@@ -21,7 +21,7 @@ from itertools import accumulate
 import numpy as np
 
 from .ngram import ngram_set, normalise
-from .ngram_kernel import CHUNK_CHARS, _space_table
+from .ngram_kernel import CHUNK_CHARS, _space_table, runs
 
 # The scripts' "insufficient information" phrases, matched in the raw prediction (case-sensitive, before
 # any lowercasing): zh, en, ja, fr, ar, es, ko, pt, es, pt.
@@ -94,16 +94,10 @@ def script_predictions(predictions: list[str]) -> list[str]:
     (single words, numbers, empty texts) and the texts to strip are handled one by one. A prediction
     holding NUL itself sends all of them through `script_normalise`. The predictions go through in runs of
     about CHUNK_CHARS characters, so the copies of one run, not of the whole file, are held at once."""
-    out: list[str] = []
-    start, size = 0, 0
-    for i, p in enumerate(predictions):
-        size += len(p) + 1
-        if size >= CHUNK_CHARS:
-            out += _script_predictions(predictions[start : i + 1])
-            start, size = i + 1, 0
-    if start < len(predictions):
-        out += _script_predictions(predictions[start:])
-    return out
+    spans = runs(predictions, CHUNK_CHARS)
+    if len(spans) == 1:
+        return _script_predictions(predictions)
+    return [text for a, b in spans for text in _script_predictions(predictions[a:b])]
 
 
 def _script_predictions(predictions: list[str]) -> list[str]:

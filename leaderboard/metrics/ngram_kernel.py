@@ -230,21 +230,27 @@ def compiled(function):
 CHUNK_CHARS = 1 << 22
 
 
+def runs(texts: Sequence[str], chunk: int) -> list[tuple[int, int]]:
+    """[(first, end)] of consecutive texts, each run about `chunk` characters (a longer text is a run of its own)."""
+    if sum(map(len, texts)) + len(texts) < chunk:  # nearly every file: one run
+        return [(0, len(texts))]
+    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)
+    out, start, base = [], 0, 0
+    while start < len(texts):
+        end = max(int(np.searchsorted(ends, base + chunk, side="left")) + 1, start + 1)  # the text reaching chunk ends it
+        end = min(end, len(texts))
+        out.append((start, end))
+        start, base = end, int(ends[end - 1])
+    return out
+
+
 def in_chunks(texts: Sequence[str], chunk: int, points_of) -> tuple[np.ndarray, np.ndarray]:
-    """points_of(texts) (a (points, starts) pair) computed on runs of consecutive texts of about `chunk`
-    characters (a longer text is a run of its own) and put together: the same arrays as one call, since
-    no text's points depend on another's."""
-    runs, start, size = [], 0, 0
-    for i, text in enumerate(texts):
-        size += len(text) + 1
-        if size >= chunk:
-            runs.append((start, i + 1))
-            start, size = i + 1, 0
-    if start < len(texts) or not runs:
-        runs.append((start, len(texts)))
-    if len(runs) == 1:
+    """points_of(texts) (a (points, starts) pair) computed on `runs` of the texts and put together: the same
+    arrays as one call, since no text's points depend on another's."""
+    spans = runs(texts, chunk)
+    if len(spans) == 1:
         return points_of(texts)
-    parts = [points_of(texts[a:b]) for a, b in runs]
+    parts = [points_of(texts[a:b]) for a, b in spans]
     points = np.concatenate([p for p, _ in parts])
     sizes = np.cumsum([0, *(len(p) for p, _ in parts)])
     starts = np.concatenate([*(s[:-1] + base for (_, s), base in zip(parts, sizes)), [sizes[-1]]]).astype(np.int64)
