@@ -89,7 +89,8 @@ def test_table_unidoc_default_view_is_ranked(client, app):
         assert ub.startswith("≥") and 1 <= int(ub[1:]) <= rank
     # metrics with 95% CI in smaller type, 3 decimals
     assert re.fullmatch(r"0\.\d{3} <sub>\[0\.\d{3}, 0\.\d{3}\]</sub>", df["Recall@10"][0])
-    assert out["datatype"][list(df.columns).index("System")] == "str"  # submitted text is never markdown
+    assert out["datatype"][list(df.columns).index("System")] == "str"  # submitted text is never HTML
+    assert out["datatype"][list(df.columns).index("Recall@10")] == "html"  # our own cells: numbers and tags
     # the browser sorts the data, not the text: numbers for ranks, metrics and counts, null when there is none
     keys = frame(out, shown=False)
     assert keys["Rank"].tolist() == list(range(1, len(df) + 1))

@@ -33,7 +33,8 @@ class Column:
 
     @property
     def markdown(self) -> bool:
-        """Only the metric and rank cells we format ourselves are markdown; text from submissions never is."""
+        """Only the metric and rank cells we format ourselves are rich text (shown as HTML: views.datatypes); text
+        from submissions never is."""
         return self.kind in ("metric", "rank")
 
 
@@ -65,7 +66,7 @@ def metric_cell(row: Row, m: Metric) -> str:
         text += f' <sup title="{esc(row[f"{m.key}:computed"])}">mean</sup>'
     ci = ci_text(row.get(f"{m.key}:low"), row.get(f"{m.key}:high"))
     if ci:
-        text += f" <sub>{ci}</sub>"  # numbers only: no submitted text ever reaches a markdown cell
+        text += f" <sub>{ci}</sub>"  # numbers only: no submitted text ever reaches an HTML cell
     if m.needs_judge and str(row.get("judge", "")).startswith("lexical"):
         text += " <sup>≈</sup>"
     return text

@@ -25,9 +25,29 @@ log = logging.getLogger(__name__)
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS = (ASSETS / "style.css").read_text(encoding="utf-8") if (ASSETS / "style.css").exists() else ""
 
+
+def _plotly_chunk() -> str | None:
+    """The file name of Gradio's Plotly bundle in its frontend (named by a hash of its build), None without it."""
+    found = sorted((Path(gr.__file__).parent / "templates" / "frontend" / "assets").glob("PlotlyPlot-*.js"))
+    return found[0].name if len(found) == 1 else None
+
+
+# Run by the page once it is built: Gradio's Plotly bundle (4.6 MB) is imported when a chart first gets a figure,
+# which on this page is the first chart's answer, after the page's load; evaluating it took most of the time to the
+# first chart. Imported here, beside the load's requests, it is ready when the answer comes (the same module: the
+# URL Gradio imports it from, next to its entry script). Nothing is shown; a failure leaves Gradio's own import.
+_CHUNK = _plotly_chunk()
+JS = (
+    "() => { const entry = document.querySelector('script[src*=\"/assets/index-\"]'); "
+    f"import(new URL({_CHUNK!r}, entry ? entry.src : location.href).href).catch(() => {{}}); }}"
+    if _CHUNK
+    else None
+)
+
 # What other modules and tests import from here (the page's public names before the tabs became units).
 __all__ = [
     "CSS",
+    "JS",
     "TAGLINE",
     "TITLE",
     "TrackTab",
@@ -160,7 +180,9 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
         return [p for u in tracks for p in (u.opening_chart(params) if u.id == tab else [gr.update() for _ in u.plots])]
 
     demo.load(opening_chart, None, [p for u in tracks for p in u.plots], api_name=False, show_progress="hidden")
-    demo.load(on_load, None, outputs, api_name=False).then(
+    # No progress shown: the tab it opens on is on screen already (a spinner over every one of its outputs, and the
+    # browser's work of showing and clearing them, in the way of the first chart)
+    demo.load(on_load, None, outputs, api_name=False, show_progress="hidden").then(
         prefetch,
         [page.active_tab, *(c for u in tracks for c in (u.drawn, *u.draw_inputs))],
         [c for u in tracks for c in u.draw_outputs],

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import atexit
+import copy
 import re
 import shutil
 import tempfile
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,42 @@ def on_screen(view: str, fn):
         return (*outputs, query if active == view else gr.update())
 
     return run
+
+
+# ---- what a handler drew for a board version, kept for the next visitor ------------------------------------
+def frozen(value):
+    """`value` (controls as Gradio passes them: lists, numbers, text, None) as a hashable key."""
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, frozen(v)) for k, v in value.items()))
+    return value
+
+
+class Drawn:
+    """A handler's results per (board version, its inputs), the last `size` kept (least recently used goes).
+
+    Every page load draws the tracks it does not show (layout.py `prefetch`) and the chart of the one it shows:
+    at 10,000 submissions a few hundred ms of a core per visitor, the same for every visitor of a board version.
+    `get` hands a copy: Gradio takes the update dicts it is given apart (it pops their values)."""
+
+    def __init__(self, size: int = 8):
+        self.size = size
+        self._kept: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()  # handlers run in Gradio's worker threads
+
+    def get(self, key, compute):
+        with self._lock:
+            found = self._kept.get(key, self)
+            if found is not self:
+                self._kept.move_to_end(key)
+        if found is self:  # computed outside the lock: two first requests may both compute, the same result
+            found = compute()
+            with self._lock:
+                self._kept[key] = found
+                while len(self._kept) > self.size:
+                    self._kept.popitem(last=False)
+        return copy.deepcopy(found)
 
 
 # ---- CSV exports and record downloads: one folder per download (the file name says what it is), pruned, removed at exit

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gradio as gr
+from gradio.components.plot import PlotData
 
 from ...ranking import BOARD, OFFICIAL, protocol_of
 from ...reported import ChartSummary
@@ -10,7 +11,7 @@ from ...service import Board
 from ...tracks import Track
 from .. import columns as cols
 from .. import figures, html, urlstate, views
-from .common import IN_ORDER, Page, accepts_labels, by_label, current_choices, export_dir, keyed
+from .common import IN_ORDER, Drawn, Page, accepts_labels, by_label, current_choices, export_dir, frozen, keyed
 
 # API parameter names of the filter controls where the key alone would say too little
 _API_FILTER_NAMES = {"has": "has_results_for"}
@@ -33,6 +34,8 @@ class TrackTab:
         self.board, self.track = board, track
         self.drawn_at_build = on_screen
         self.built_version = board.version
+        # What `draw` and `plot` gave for a board version and inputs: every visitor's load asks for the same ones
+        self._draws, self._plots = Drawn(), Drawn()
         t = track
         metric_choices = [(m.label, m.key) for m in t.metrics]
         with gr.Row(equal_height=True):
@@ -312,6 +315,13 @@ class TrackTab:
         one_system = self.track.charts[index].kind == "pair_heatmap"  # draws the picked system alone: nothing left out
         return fig if one_system else figures.with_note(fig, note)
 
+    def plot(self, index, metric_label, system_id, *controls) -> PlotData:
+        """`chart` as the page gets it (its JSON, which Gradio passes on as it is), once per board version and inputs."""
+        key = (self.board.version, index, metric_label, system_id, frozen(controls))
+        return self._plots.get(
+            key, lambda: PlotData(type="plotly", plot=self.chart(index, metric_label, system_id, *controls).to_json())
+        )
+
     def repick_system(self, current):
         """Fresh choices for the per-system charts, keeping the current pick while it exists."""
         choices = views.system_choices(self.board, self.track.name, limit=views.page_rows(self.board), keep=[current])
@@ -335,13 +345,17 @@ class TrackTab:
 
     def redraw_active(self, active, *args):
         """Redraw only the chart on screen; the others are drawn when their tab opens."""
-        return [self.chart(i, *args) if i == active else gr.update() for i in range(len(self.plots))]
+        return [self.plot(i, *args) if i == active else gr.update() for i in range(len(self.plots))]
 
     def draw(self, active_chart, metric, system_id, *controls, charts: bool = True) -> tuple:
         """The tab whole, for the board as it is: `render`'s outputs, the per-system pick (kept while it exists),
         the board version drawn, then the chart on screen drawn with that pick (`draw_outputs` order; `charts`
         False: left as they are)."""
         version = self.board.version  # read first: data arriving meanwhile leaves the tab marked behind, not ahead
+        key = (version, charts, active_chart, metric, system_id, frozen(controls))
+        return self._draws.get(key, lambda: self._draw(version, active_chart, metric, system_id, *controls, charts=charts))
+
+    def _draw(self, version, active_chart, metric, system_id, *controls, charts: bool = True) -> tuple:
         pick = self.repick_system(system_id)
         if charts:
             plots = self.redraw_active(active_chart, metric, pick.get("value", system_id), *controls)

@@ -1,0 +1,103 @@
+"""What a page load costs the server: every visitor of one board version gets the tracks drawn once for all.
+
+A plain page load draws the tab on screen (its load, its first chart) and then the tracks it does not show
+(ui/layout.py `prefetch`). Those are the same for every visitor until the board changes: a second load at the
+same board version builds no table and no chart, and shows the same; new data draws them again. The load's
+handlers are run as the page runs them, through Gradio's own processing (which takes the update dicts it is
+given apart: a kept draw must come back whole).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from leaderboard.service import Board
+from leaderboard.settings import Settings
+from leaderboard.store import StoreSettings
+from leaderboard.tracks import TRACKS
+from leaderboard.ui import build_app, views
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    d = Path(tmp_path_factory.mktemp("load"))
+    board = Board(Settings(data_dir=d, judge="none"), StoreSettings(data_dir=d)).start(background=False)
+    return board, build_app(board)
+
+
+def _handler(demo, name: str):
+    return next(f for f in demo.fns.values() if f.fn is not None and getattr(f.fn, "__wrapped__", f.fn).__name__ == name)
+
+
+def _page_load(demo) -> list:
+    """What a plain page load sends the browser: its load, its first chart, then the other tracks (`prefetch`)."""
+    load, chart, prefetch = (_handler(demo, n) for n in ("on_load", "opening_chart", "prefetch"))
+
+    async def run():
+        loaded = (await demo.process_api(load, [], request=None))["data"]
+        charts = (await demo.process_api(chart, [], request=None))["data"]
+        # the page's values after the load: what it sent, else the component's value as built
+        sent = {block._id: update for block, update in zip(load.outputs, loaded)}
+
+        def value(block):
+            if block._id not in sent:
+                return block.value
+            update = sent[block._id]
+            if isinstance(update, dict) and update.get("__type__") == "update":
+                return update.get("value", block.value)
+            return update
+
+        drawn = (await demo.process_api(prefetch, [value(b) for b in prefetch.inputs], request=None))["data"]
+        return [dict(zip((b._id for b in f.outputs), out)) for f, out in ((load, loaded), (chart, charts), (prefetch, drawn))]
+
+    return json.loads(json.dumps(asyncio.run(run()), default=str))
+
+
+def _tracks(demo) -> list:
+    """The page's track tabs (the owners of the handler that draws a tab when it opens)."""
+    return [getattr(f.fn, "__wrapped__", f.fn).__self__ for f in demo.fns.values() if f.fn and f.fn.__name__ == "draw"]
+
+
+def test_a_second_page_load_at_one_board_version_draws_nothing_and_shows_the_same(page, monkeypatch):
+    board, demo = page
+    built: list[str] = []
+    table_page, chart = views.table_page, views.chart
+
+    def counted_table(board, track_name, *args, **kwargs):
+        built.append(f"table {track_name}")
+        return table_page(board, track_name, *args, **kwargs)
+
+    def counted_chart(track, *args, **kwargs):
+        built.append(f"chart {track.name}")
+        return chart(track, *args, **kwargs)
+
+    monkeypatch.setattr(views, "table_page", counted_table)
+    monkeypatch.setattr(views, "chart", counted_chart)
+    first = _page_load(demo)
+    # the tab on screen (its load's render, its first chart) and each other track's table and chart, once
+    assert sorted(built) == sorted([f"table {t}" for t in TRACKS] + [f"chart {t}" for t in TRACKS]), built
+    built.clear()
+    again = _page_load(demo)
+    assert built == []  # no table, no chart: drawn for this board version already
+    assert again == first  # the same tables, charts, pickers and leaders, whole
+    tracks = _tracks(demo)
+    assert [t.id for t in tracks] == list(TRACKS)
+    _, _, prefetched = again
+    for unit in tracks[1:]:  # the tracks off screen came drawn, for the board version: table and chart
+        assert prefetched[str(unit.drawn._id)] == board.version
+        assert prefetched[str(unit.table._id)]["value"]["data"] and prefetched[str(unit.plots[0]._id)]["type"] == "plotly"
+
+    # new data (a bumped version: the board changed) draws them again, for the new version
+    version = board.version
+    board._bump()
+    later = _page_load(demo)
+    assert sorted(built) == sorted([f"table {t}" for t in TRACKS] + [f"chart {t}" for t in TRACKS]), built
+    assert board.version != version
+    for unit in tracks[1:]:  # marked drawn for the new version, the same numbers (the data did not change)
+        assert later[2][str(unit.drawn._id)] == board.version
+        assert later[2][str(unit.table._id)] == prefetched[str(unit.table._id)]
+        assert later[2][str(unit.plots[0]._id)] == prefetched[str(unit.plots[0]._id)]
