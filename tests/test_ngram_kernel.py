@@ -192,7 +192,8 @@ def test_without_numba_scoring_runs_interpreted_with_a_warning_and_the_same_numb
         from leaderboard.metrics.ngram import answer_row, prepare_answer
         rows = ngram_kernel.NeedleRows([answer_row(prepare_answer(["abcd", "x"]))])
         print(ngram_kernel.recall_pairs(rows, ngram_kernel.normalised_points(["  XX\u3000bcd ", ""]), [0, 1], [0, 0]).tolist())
-        print(ngram_kernel.compiled(ngram_kernel._recall_pairs) is ngram_kernel._recall_pairs)
+        from leaderboard.metrics.compiled import compiled
+        print(compiled(ngram_kernel._recall_pairs) is ngram_kernel._recall_pairs)
         """
     )
     assert "numba is not installed" in out

@@ -13,7 +13,7 @@ prediction its grams are packed once and put in a small hash table (a short pred
 one), and each needle is one lookup: O(L log L + needles x log L) at worst per prediction of L
 characters, never L x needles, whatever text a stranger sends (the length bound is base.MAX_ANSWER).
 
-The loops are compiled with numba, imported only at their first call (`compiled()`: the first Futurepedia
+The loops are compiled with numba, imported only at their first call (compiled.py: the first Futurepedia
 scoring of a process; `warm_up()` for a caller that wants it earlier), never at `import leaderboard.*` nor
 at gold load: the app's start-up loads every track's gold and does not pay for it. Without numba the same
 functions run interpreted: the same numbers, only slower (a warning is logged once).
@@ -21,16 +21,14 @@ functions run interpreted: the same numbers, only slower (a warning is logged on
 
 from __future__ import annotations
 
-import logging
 import unicodedata
 from collections.abc import Sequence
-from functools import cache, lru_cache
+from functools import lru_cache
 
 import numpy as np
 
+from .compiled import compiled
 from .ngram import normalise
-
-log = logging.getLogger(__name__)
 
 _SHIFT = 21  # bits per code point: the largest, U+10FFFF (+ 1), is below 2**21 (numba reads it as a constant)
 
@@ -193,35 +191,6 @@ def _collapse_whitespace(points, is_space, out, starts):
 def _space_table() -> np.ndarray:
     # str.split() splits on str.isspace() characters; the last of them is U+3000 (a test checks the whole range)
     return np.array([chr(c).isspace() for c in range(0x3001)], dtype=np.bool_)
-
-
-@lru_cache(maxsize=1)
-def _numba():
-    """numba, imported here on first use (never at `import leaderboard.*`: start-up does not pay ~0.4 s), or None."""
-    try:
-        import numba
-    except ImportError:
-        log.warning("numba is not installed: the 3-gram recall kernels run interpreted (the same numbers, much slower)")
-        return None
-    return numba
-
-
-@cache
-def compiled(function):
-    """`function` compiled by numba, or itself (interpreted: the same numbers) if numba is missing.
-
-    cache=True keeps the machine code in __pycache__ beside this module, so a new process loads it
-    instead of compiling; numba itself falls back to a per-user cache directory (NUMBA_CACHE_DIR, else
-    ~/.cache/numba) when that folder is read-only, and when no cache location is writable at all we
-    compile without a cache rather than fail.
-    """
-    numba = _numba()
-    if numba is None:
-        return function
-    try:  # nogil: scoring threads can run side by side while in the loop
-        return numba.njit(cache=True, nogil=True)(function)
-    except RuntimeError:  # "cannot cache function ...: no locator available": no writable cache directory
-        return numba.njit(nogil=True)(function)
 
 
 # Texts are normalised a run of about this many characters at a time: a run's copies (the NUL-joined text,

@@ -7,9 +7,10 @@ element. The gold of a question is a set of (doc, page) pairs.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from functools import cache
 
 import numpy as np
+
+from .compiled import available, compiled
 
 Candidate = tuple  # (doc, first, last, modality) or (doc, first, last, modality, id)
 
@@ -91,8 +92,8 @@ def page_hits_batch(
     covered when any candidate shares it, which is the walk's count, since the order only decides who
     covers it first.
     """
-    kernel = _hits_kernel()
-    if kernel is not None:
+    if available():  # else the array form below: the same numbers
+        kernel = compiled(_page_hits)
         n_q = gold_doc.shape[0]
         if len(cand_q) and not (0 <= cand_q.min() and cand_q.max() < n_q):
             raise ValueError("a candidate names a question out of range")  # the compiled loop checks no bounds
@@ -125,11 +126,3 @@ def _page_hits(cand_q, cand_doc, cand_start, cand_end, cand_miss, gold_doc, gold
                 covered[q, j] = True
         if hit:
             hits[q] += 1.0
-
-
-@cache
-def _hits_kernel():
-    """The compiled loop, or None without numba (the array form above then: the same numbers)."""
-    from .ngram_kernel import _numba, compiled
-
-    return compiled(_page_hits) if _numba() is not None else None

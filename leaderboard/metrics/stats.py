@@ -14,6 +14,8 @@ from functools import cache, cached_property, lru_cache
 
 import numpy as np
 
+from .compiled import available, compiled
+
 RESAMPLES = 1000
 SEED = 0
 
@@ -108,9 +110,10 @@ class BootstrapPlan:
         over 255): each metric's column is its own sum in a fixed order, so a column's numbers do not depend
         on the columns beside it (BLAS may pick another kernel for another width)."""
         small = self.small
-        kernel = _product_kernel()
-        if small is None or kernel is None:
+        if small is None or not available():  # BLAS then: interpreted, the loop would crawl
             return None
+        # reassociated sums: vectorised, ~4x faster than BLAS on the 8x larger float counts it would read
+        kernel = compiled(_counts_times, frozenset({"reassoc", "contract"}))
 
         def product(s: int, v: np.ndarray) -> np.ndarray:
             out = np.empty((small[s].shape[0], v.shape[1]))
@@ -155,21 +158,6 @@ def _counts_times(counts, values_t, out):  # out[i, k] = sum over j of counts[i,
             for j in range(n):
                 acc += counts[i, j] * values_t[k, j]
             out[i, k] = acc
-
-
-@cache
-def _product_kernel():
-    """The compiled counts product (reassociated sums: vectorised, ~4x faster than BLAS on the 8x larger
-    float counts it would read), or None without numba (BLAS then: interpreted, the loop would crawl)."""
-    from .ngram_kernel import _numba
-
-    numba = _numba()
-    if numba is None:
-        return None
-    try:
-        return numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})(_counts_times)
-    except RuntimeError:  # no writable cache directory
-        return numba.njit(nogil=True, fastmath={"reassoc", "contract"})(_counts_times)
 
 
 @lru_cache(maxsize=64)

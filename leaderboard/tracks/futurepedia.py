@@ -288,7 +288,7 @@ class FuturepediaTrack(Track):
             )
         # Not here: the app's start-up loads every track's gold (the results cache keys name its hash) and must not
         # pay numba's import and kernel load (~0.5 s; ~6 s to compile when the cache is cold): the first scoring
-        # of a process does (ngram_kernel.compiled).
+        # of a process does (metrics/compiled.py).
         return FuturepediaGold(
             source=str(file), sha256=hash_files([file]), records=records, index={r.id: i for i, r in enumerate(records)}
         )

@@ -23,6 +23,7 @@ from itertools import permutations
 import numpy as np
 
 from ..metrics import ngram_kernel
+from ..metrics.compiled import compiled
 from ..metrics.nale import Recipe, part_row, refusals, script_predictions, split_answer
 from ..metrics.stats import BootstrapPlan, one_blas_thread, percentiles
 from .base import Deviation, Scores
@@ -199,7 +200,7 @@ def _aligned_max(groups: int, width: int, group, position, recall, keep=None) ->
     ):
         raise ValueError("a pair's group or position is outside the table")  # the compiled loop does not check
     args = (np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(position, dtype=np.int64))
-    ngram_kernel.compiled(_scatter_max)(out, *args, np.ascontiguousarray(recall, dtype=np.float64))
+    compiled(_scatter_max)(out, *args, np.ascontiguousarray(recall, dtype=np.float64))
     return out
 
 
