@@ -49,14 +49,14 @@ KEY_TASK = {k: t for t, keys in TASK_KEYS.items() for k in keys}
 LANG_CODE = {q: i for i, q in enumerate(LANGS)}
 
 
-# Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
-# deeper than the limit, which the generic path reports; such files simply take the generic path.
-# gc=False: a decoded record holds strings, numbers and lists of records, never a cycle, so the collector
-# need not track the hundreds of thousands a file decodes into.
 _Task = Literal[TASKS]
 _Lang = Literal[LANGS]
 
 
+# Unknown keys are refused here (the generic path accepts them): a skipped value could hide nesting
+# deeper than the limit, which the generic path reports; such files simply take the generic path.
+# gc=False: a decoded record holds strings, numbers and lists of records, never a cycle, so the collector
+# need not track the hundreds of thousands a file decodes into.
 class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """One prediction, as the typed fast path decodes it; a field the generic path ignores must still type-check."""
 

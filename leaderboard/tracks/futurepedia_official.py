@@ -450,9 +450,9 @@ def score_official(
         n += int(included.sum())
         answered = np.zeros(len(keys), dtype=bool)
         answered[work.pairs(task, options.recipe).ks] = True
-        shared: dict = {}  # the metrics of a task share their denominators: summed and resampled once
+        shared: dict = {}  # the task's metrics share `den` and `included`: summed and resampled once
         for key in num:
-            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], den[key], included, gold, not headline_only, shared)
+            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], den, included, gold, not headline_only, shared)
             overall[key] = head
             if bounds is not None:
                 ci[key] = bounds
@@ -476,8 +476,8 @@ def score_official(
 
 
 def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options):
-    """Per metric and gold unit (canonical order): what it adds to its language's numerator and
-    denominator, its own value, and which units count at all."""
+    """Per metric and gold unit (canonical order): what it adds to its language's numerator and its own
+    value; per gold unit what it adds to the denominator (the same for every metric) and whether it counts."""
     gold = work.gold
     keys = gold.unit_keys[task]
     pairs = work.pairs(task, options.recipe)
@@ -518,7 +518,7 @@ def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options):
         num[key][ks] = unit_num[key]
         value[key] = np.zeros(len(keys))
         value[key][ks] = np.divide(unit_num[key], unit_den, out=np.zeros(count), where=unit_den > 0)
-    return num, {key: den for key in names}, value, included
+    return num, den, value, included
 
 
 def _hierarchical(
@@ -536,13 +536,11 @@ def _hierarchical(
     per_query = len(names) // len(LANGS)  # a language's cells are one block of the cells, in order
     flat = cluster * len(names) + cell
     size = len(gold.records) * len(names)
-    shared = {} if shared is None else shared
-    key = (id(den), id(included))  # the same arrays, alive for the caller's loop
-    if key not in shared:
-        counted = np.bincount(cell, included.astype(np.float64), minlength=len(names))
-        cluster_den = np.bincount(flat, np.where(included, den, 0.0), minlength=size).reshape(len(gold.records), len(names))
-        shared[key] = counted, cluster_den, {}
-    counted, cluster_den, resampled = shared[key]
+    shared = {} if shared is None else shared  # what `den` and `included` give, for the task's other metrics
+    if "den" not in shared:
+        shared["counted"] = np.bincount(cell, included.astype(np.float64), minlength=len(names))
+        shared["den"] = np.bincount(flat, np.where(included, den, 0.0), minlength=size).reshape(len(gold.records), len(names))
+    counted, cluster_den = shared["counted"], shared["den"]
     num = np.where(included, num, 0.0)
     cluster_num = np.bincount(flat, num, minlength=size).reshape(len(gold.records), len(names))
 
@@ -562,10 +560,9 @@ def _hierarchical(
     counts = BootstrapPlan.for_sizes((len(gold.records),)).strata[0]
     with one_blas_thread():
         num = counts @ cluster_num
-        if "den" not in resampled:
-            resampled["den"] = counts @ cluster_den
-    den = resampled["den"]
-    _, _, replicates = levels(num, den)
+        if "resampled den" not in shared:
+            shared["resampled den"] = counts @ cluster_den
+    _, _, replicates = levels(num, shared["resampled den"])
     if np.isfinite(replicates).all():  # numpy's own arithmetic either way (the same bits), without its overhead
         low, high = percentiles(replicates, (2.5, 97.5))
     else:

@@ -533,8 +533,9 @@ class UnidocTrack(Track):
         if any(map(gt, starts, ends)):
             return None
         lens = list(map(len, lists))
-        cols = _tuples_and_columns(lens, list(map(_DOC, flat)), starts, ends, list(map(_MODALITY, flat)), list(map(_CID, flat)))
-        candidates, columns = cols
+        candidates, columns = _tuples_and_columns(
+            lens, list(map(_DOC, flat)), starts, ends, list(map(_MODALITY, flat)), list(map(_CID, flat))
+        )
         # a repeat is worth a warning with its line: the generic path gives it
         if columns[4] is None:  # without ids the same candidate is the same tuple: a list repeats one when its
             # first K hold fewer distinct tuples than they hold tuples (whole-list passes, no loop per list)
