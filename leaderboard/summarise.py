@@ -33,6 +33,11 @@ class UnitIndex:
         """(stratum, cluster) code per unit, numbered in order of first appearance: the bootstrap's order."""
         return first_appearance_codes(self.strata), first_appearance_codes(self.clusters)
 
+    @cached_property
+    def layouts(self) -> dict:
+        """The bootstrap layouts `summarise` made over this index, by packed mask of scored units (`_layout`)."""
+        return {}
+
 
 def first_appearance_codes(labels) -> np.ndarray:
     pos: dict = {}
@@ -128,7 +133,7 @@ _LAYOUTS_KEPT = 8  # per index: the board's mask, the official one's, a few othe
 
 
 def _layout(index: UnitIndex, ok: np.ndarray, packed: bytes) -> _Layout:
-    layouts = index.__dict__.setdefault("_layouts", {})
+    layouts = index.layouts
     found = layouts.get(packed)
     if found is None:
         strata, clusters = (c[ok] for c in index.codes)
