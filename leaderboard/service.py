@@ -428,12 +428,13 @@ class Board:
 
     def _keep(self, checked, data: bytes) -> None:
         """The stored upload's result, scored from its validation: the pull finds it by content hash."""
+        sha = content_hash(data)
         try:
-            self.rescorer.keep(checked, content_hash(data))
+            self.rescorer.keep(checked, sha)
             if self.judge is not None:  # judged next, by the judge thread: from this same validation
-                self.rescorer.hand_over(content_hash(data), checked)
+                self.rescorer.hand_over(sha, checked)
         except Exception:  # the pull then scores the file the ordinary way, which says what went wrong
-            log.exception("scoring the upload %s failed", content_hash(data)[:12])
+            log.exception("scoring the upload %s failed", sha[:12])
 
     def submit_upload(self, *, user: str, track: str, path: Path, overrides: dict) -> SubmitStatus:
         """An uploaded file: at most the size cap read, the form's fields merged into its header, then `submit`."""

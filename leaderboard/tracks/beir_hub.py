@@ -334,7 +334,7 @@ def _write_cache(dataset: HubDataset, commit: str, qrels: dict) -> None:
         pass
 
 
-def content_hash(parts: list[HubQrels], families: dict[str, tuple[str, ...]]) -> str:
+def qrels_hash(parts: list[HubQrels], families: dict[str, tuple[str, ...]]) -> str:
     """sha256 of the qrels as read (and the families, which shape the breakdowns): the gold's cache key."""
     body = {
         "qrels": {p.dataset.name: p.qrels for p in parts},

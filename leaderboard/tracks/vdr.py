@@ -284,7 +284,7 @@ class VdrTrack(Track):
             families = spec.families or dict(FAMILIES)  # ids without a suite: the track's families
             _HUB_GOLD[spec] = VdrGold(
                 source=", ".join(d.spec for d in spec.datasets),
-                sha256=beir_hub.content_hash(parts, families),
+                sha256=beir_hub.qrels_hash(parts, families),
                 qrels={p.dataset.name: p.qrels for p in parts},
                 families=families,
                 label=beir_hub.label(spec, parts),
