@@ -54,21 +54,6 @@ class FlagsUnreadable(ValueError):
     """flags.json as a whole cannot be used (not JSON, not an object): the message says why, without a path."""
 
 
-def parse_flags(raw: bytes | str | None, origin: str = "flags.json") -> dict:
-    """Validated flags from the raw flags.json; bad entries are skipped with a warning, never fatal.
-
-    An unreadable file gives {} here; stores read through flags.LastGoodFlags,
-    which keeps the last good flags instead.
-    """
-    if raw is None:
-        return {}
-    try:
-        return read_flags(raw, origin)
-    except FlagsUnreadable as exc:
-        log.warning("%s: %s; no flag applied", origin, exc)
-        return {}
-
-
 def read_flags(raw: bytes | str, origin: str = "flags.json") -> dict:
     """Validated flags; raises FlagsUnreadable when the file as a whole is unusable.
 
