@@ -12,7 +12,17 @@ playwright = pytest.importorskip("playwright.sync_api", reason="playwright is no
 
 from appserver import running_app  # noqa: E402
 
-BADGES = "#unidoc-table [role=row][data-index] .reported-badge"
+ROWS = "#unidoc-table [role=row][data-index]"
+BADGES = f"{ROWS} .reported-badge"
+
+
+def wait_for_count(page, selector: str, n: int) -> None:
+    """Until `selector` matches exactly n elements (Playwright's timeout fails the test, naming the count seen)."""
+    try:
+        page.wait_for_function("([sel, n]) => document.querySelectorAll(sel).length === n", arg=[selector, n])
+    except playwright.Error as exc:
+        seen = page.eval_on_selector_all(selector, "els => els.length")
+        raise AssertionError(f"{selector}: {seen} elements, expected {n}") from exc
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +40,9 @@ def context():
 def test_badge_hover_source_toggle_and_permalink(app, context):
     page = context.new_page()
     open_board(page, app)
-    page.wait_for_selector(BADGES)
+    # the paper's six systems, beside the rescored ones (waited for: the grid may draw its rows in more than one frame)
+    wait_for_count(page, BADGES, 6)
     badges = page.locator(BADGES)
-    assert badges.count() == 6  # the paper's six systems, beside the rescored ones
     assert badges.first.inner_text().strip() == "reported"
     title = badges.first.get_attribute("title")
     assert title.startswith("Reported, not rescored: Peng et al. (2025)") and "licence: figures cited from a paper" in title
@@ -56,8 +66,8 @@ def test_badge_hover_source_toggle_and_permalink(app, context):
     # the toggle hides them and the permalink says so
     page.click("#unidoc-show-reported input")
     page.wait_for_function("location.search.includes('reported=0')")
-    page.wait_for_function(f"document.querySelectorAll('{BADGES}').length === 0")
-    assert len(rows(page, "unidoc-table")) == with_reported - 6
+    wait_for_count(page, BADGES, 0)
+    wait_for_count(page, ROWS, with_reported - 6)
     assert query(page)["reported"] == ["0"]
 
     # a fresh page from that link: the toggle restored off, no reported row
@@ -65,11 +75,10 @@ def test_badge_hover_source_toggle_and_permalink(app, context):
     open_board(fresh, app, "?" + page.url.split("?", 1)[1])
     fresh.wait_for_function("location.search.includes('reported=0')")
     assert not fresh.is_checked("#unidoc-show-reported input")
-    fresh.wait_for_function(f"document.querySelectorAll('{BADGES}').length === 0")
-    assert len(rows(fresh, "unidoc-table")) == with_reported - 6
+    wait_for_count(fresh, BADGES, 0)
+    wait_for_count(fresh, ROWS, with_reported - 6)
 
     # turned back on: the badges return and the parameter leaves the link (on is the default)
     fresh.click("#unidoc-show-reported input")
     fresh.wait_for_function("!location.search.includes('reported=')")
-    fresh.wait_for_selector(BADGES)
-    assert fresh.locator(BADGES).count() == 6
+    wait_for_count(fresh, BADGES, 6)
