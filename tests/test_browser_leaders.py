@@ -64,6 +64,14 @@ def test_first_screen_strip_bands_and_ten_one_line_rows(app, page, name):  # noq
     assert heights and all(h < 2 * line + 8 for _, h in heights), (heights[:3], line)  # no row wraps to two lines
     total = len(views.view_rows(app.board, name, views.TableView(show_reported=True)))
     assert sum(1 for top, h in heights if top + h <= WIDE["height"]) >= min(10, total)
+    # the declared widths (ui/columns.py), on the tab the page opens on too: its table as built, which the load
+    # leaves as it is (a wide system name once stretched that table's columns and pushed the metrics off screen)
+    disp = views.table_page(app.board, name, views.TableView(show_reported=True, rows=views.page_rows(app.board)))[0]
+    declared = [int(w.removesuffix("px")) for w in views.column_widths(disp, track)]
+    widths = page.eval_on_selector_all(
+        f"#{name}-table th[role=columnheader]", "hs => hs.map(h => h.getBoundingClientRect().width)"
+    )
+    assert len(widths) == len(declared) and all(abs(w - d) <= 2 for w, d in zip(widths, declared)), (widths, declared)
     # the CI on the value's line, smaller
     metric_cell = page.locator(f"#{name}-table [role=row][data-index] sub").first
     assert float(metric_cell.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) < float(

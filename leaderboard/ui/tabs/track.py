@@ -120,12 +120,13 @@ class TrackTab:
             disp, raw, every = views.table_page(board, t.name, view)
             note = views.page_note(raw, every)
             value, datatype = views.table_value(disp, raw, t), views.datatypes(disp, t)
+            widths = views.column_widths(disp, t)
             # Its leaders come with the page's load, which selects the tab and so re-renders its table and leaders
             # (a pass over every system's breakdowns, once per board version): not computed by every start.
             leaders = ""
             systems = views.system_choices(board, t.name, limit=page_rows)
         else:  # drawn when it opens
-            value, datatype, note, leaders, systems = None, "str", "", "", []
+            value, datatype, note, leaders, systems, widths = None, "str", "", "", [], None
         # The strip's figures come with the table's render (the load's, as the leaders': ranking by each headline
         # metric is a pass over every system); until then its cards hold their place, so the table does not move.
         strip = html.leaders_placeholder([t.metric(k).label for k in views.strip_metrics(t, t.rank_by)], bool(t.reported_files))
@@ -134,6 +135,8 @@ class TrackTab:
         self.table = gr.Dataframe(
             value,
             datatype=datatype,
+            # declared here too: the page's load does not redraw a table already current, so its widths stay these
+            column_widths=widths,
             interactive=False,
             wrap=False,  # one line per row: the CI beside its value in smaller type
             pinned_columns=sum(1 for c in cols.columns(t) if c.kind == "rank" and (c.shown or not c.optional)) + 1,
