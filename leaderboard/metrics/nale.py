@@ -163,7 +163,7 @@ def _shapes(joined: str, count: int) -> tuple[np.ndarray, np.ndarray]:
     so does a character of its NFKD that is neither alphabetic nor a digit): either way neither the
     punctuation-free text nor its NFKD is one alphabetic or numeric token."""
     points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    classes = _classes()[points]
+    classes = np.take(_classes(), points)  # the same gather as _classes()[points], twice as fast
     word = (classes & _WORD).view(np.bool_)
     sure = (classes & _BLOCKER).astype(np.bool_)
     sure[1:-1] |= (points[1:-1] == 32) & word[:-2] & word[2:]
