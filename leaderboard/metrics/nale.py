@@ -79,11 +79,6 @@ def script_normalise(text: str) -> str:
     return text.lower().strip()
 
 
-def prediction_text(prediction: str, recipe: Recipe) -> str:
-    """The prediction as the recipe compares it (the script lowercases it before normalising)."""
-    return normalise(prediction) if recipe.board_normalisation else script_normalise(prediction.lower())
-
-
 def script_predictions(predictions: list[str]) -> list[str]:
     """[script_normalise(p.lower()) for p in predictions] (the scripts lowercase a prediction first).
 

@@ -46,7 +46,6 @@ TASK_KEYS = {
 }
 _FIRST = itemgetter(0)
 KEY_TASK = {k: t for t, keys in TASK_KEYS.items() for k in keys}
-LANG_CODE = {q: i for i, q in enumerate(LANGS)}
 
 
 _Task = Literal[TASKS]
