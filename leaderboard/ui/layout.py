@@ -152,18 +152,31 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
             seen_version: version,
             page.data_version: gr.update() if version == page.data_version.value else version,
             status: status_html(page.board),
-            timer: gr.Timer(active=True),
         }
         for unit in units:
-            out.update(unit.restore(params, tab))
+            if isinstance(unit, TrackTab) or unit.id == tab:
+                out.update(unit.restore(params, tab))
         shown = next(u for u in units if u.id == tab)
         if isinstance(shown, TrackTab):  # its view, as drawn, in the address bar
             out[page.url] = out[shown.query]
         return out
 
-    outputs = [page.main_tabs, page.active_tab, page.url, seen_version, page.data_version, status, timer]
+    outputs = [page.main_tabs, page.active_tab, page.url, seen_version, page.data_version, status]
     for unit in units:
         outputs += unit.restore_outputs
+    # The other tabs (compare, system, ...) restored after the first chart's answer, unless the page opens on one:
+    # their restore sets pickers whose change renders them (a system's detail, a comparison), in the browser's way
+    # of the first table and chart (~2 s of 7 to the first chart, demo board). The status timer starts with it: a
+    # tick before could write defaults back over pickers restored there.
+    later = [u for u in units if not isinstance(u, TrackTab)]
+
+    def restore_later(request: gr.Request):
+        params, tab = opening(request)
+        out = {timer: gr.Timer(active=True)}
+        for unit in later:
+            out.update({c: gr.update() for c in unit.restore_outputs} if unit.id == tab else unit.restore(params, tab))
+        return out
+
     # Then, the tab on screen drawn, the other tracks' tables and charts are sent while the visitor reads it:
     # opening one later draws what the page holds (no request). Each is drawn once per board version on the server.
     tracks = [u for u in units if isinstance(u, TrackTab)]
@@ -179,7 +192,9 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
         params, tab = opening(request)
         return [p for u in tracks for p in (u.opening_chart(params) if u.id == tab else [gr.update() for _ in u.plots])]
 
-    demo.load(opening_chart, None, [p for u in tracks for p in u.plots], api_name=False, show_progress="hidden")
+    demo.load(opening_chart, None, [p for u in tracks for p in u.plots], api_name=False, show_progress="hidden").then(
+        restore_later, None, [timer, *(c for u in later for c in u.restore_outputs)], api_name=False, show_progress="hidden"
+    )
     # No progress shown: the tab it opens on is on screen already (a spinner over every one of its outputs, and the
     # browser's work of showing and clearing them, in the way of the first chart)
     demo.load(on_load, None, outputs, api_name=False, show_progress="hidden").then(
