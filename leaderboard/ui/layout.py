@@ -142,6 +142,10 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
         tab = urlstate.first(params, "tab", first)
         return params, tab if tab in valid_tabs else first
 
+    def at_load(unit, tab: str) -> bool:
+        """Whether the page's load restores `unit` (the tracks and the tab it opens on); `restore_later` the rest."""
+        return isinstance(unit, TrackTab) or unit.id == tab
+
     def on_load(request: gr.Request):
         params, tab = opening(request)
         # the page starts from the board as it is now: the timer re-renders only on later changes
@@ -154,7 +158,7 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
             status: status_html(page.board),
         }
         for unit in units:
-            if isinstance(unit, TrackTab) or unit.id == tab:
+            if at_load(unit, tab):
                 out.update(unit.restore(params, tab))
         shown = next(u for u in units if u.id == tab)
         if isinstance(shown, TrackTab):  # its view, as drawn, in the address bar
@@ -174,7 +178,7 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
         params, tab = opening(request)
         out = {timer: gr.Timer(active=True)}
         for unit in later:
-            out.update({c: gr.update() for c in unit.restore_outputs} if unit.id == tab else unit.restore(params, tab))
+            out.update({c: gr.update() for c in unit.restore_outputs} if at_load(unit, tab) else unit.restore(params, tab))
         return out
 
     # Then, the tab on screen drawn, the other tracks' tables and charts are sent while the visitor reads it:
