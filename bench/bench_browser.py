@@ -4,13 +4,16 @@
     python bench/bench_browser.py --loads 5
     python bench/bench_browser.py --submissions 10000    # a generated board of 10,000 submissions
 
-Two servers, each in its own process: the board as `python app.py` serves it (`app.start`, offline, the
+Three servers, each in its own process: the board as `python app.py` serves it (`app.start`, offline, the
 lexical judge, its results cached by a first start that is not timed) and a no-op Gradio app holding the same
 components (three tabs named as the tracks, each a 27 x 12 `gr.Dataframe` and a 12-trace `gr.Plot` with the
 board's element ids, their values built in-process: no event, no server call), the floor any Gradio page
-stands on. Debian's chromium (Playwright, never `playwright install`) loads each page in turn, interleaved
-(board, floor, board, floor, ...: both see the same machine load), after one uncounted load of each (a
-returning visitor's warm HTTP cache), at 1440 x 1000.
+stands on; and a third, "content": the board's own content (each track's first table page and first chart as
+the board draws them) in a bare Gradio page, no other component and no event, which splits the board's excess
+over the floor into what its content costs Gradio and Plotly to draw and what is its own. Debian's chromium
+(Playwright, never `playwright install`) loads each page in turn, interleaved (board, floor, content, content,
+floor, board, ...: all see the same machine load), after one uncounted load of each (a returning visitor's warm
+HTTP cache), at 1440 x 1000.
 
 Figures, from the page's own clock (navigation start for the first two, the click for the others):
   first table row visible   the first track's table shows a row
@@ -19,7 +22,7 @@ Figures, from the page's own clock (navigation start for the first two, the clic
                             has settled: nothing in the tabs changed for QUIET_MS (a table or chart drawn
                             again, a late answer from the server, counts up to its last change)
   back to a drawn tab       a click back on the first track's tab, until it has settled the same way
-Each is the median over the loads, then the board / floor ratio. `--submissions N`: N generated submissions
+Each is the median over the loads, then the board / floor ratio (the target) and board / content. `--submissions N`: N generated submissions
 (bench/bench_scale.py's `templates_of` / `generate`, results cached) instead of the demo's. Not a test: read
 the figures (the machine's load is printed with them: timings on a shared machine are noisy).
 """
@@ -155,6 +158,55 @@ def serve_floor(port: int) -> None:
     floor_app().launch(server_name="127.0.0.1", server_port=port, quiet=True)
 
 
+def content_app(data_dir: Path):
+    """Three tabs as the board's tracks, each holding the board's own first table page (its values, cell types,
+    widths and pinned columns) and the tab's first chart as the board draws it, built with the page: no other
+    component, no event. What a bare Gradio page pays for this board's content; the board's excess over it is
+    its own (controls, values sent after the page, events)."""
+    import gradio as gr
+    import plotly.io as pio
+
+    from leaderboard.service import Board
+    from leaderboard.settings import Settings
+    from leaderboard.store import StoreSettings
+    from leaderboard.tracks import TRACKS
+    from leaderboard.ui import views
+    from leaderboard.ui.tabs.track import TrackTab
+
+    board = Board(Settings(data_dir=data_dir, judge="lexical"), StoreSettings(data_dir=data_dir)).start()
+    tracks = list(TRACKS.items())[:3]
+    charts = {}
+    with gr.Blocks():  # each tab's first chart as the board's own tab class draws it (that page is not served)
+        for name, track in tracks:
+            tab = TrackTab(board, track, on_screen=True)
+            plot = tab.plot(0, tab.chart_metric.value, tab.chart_system.value, *(c.value for c in tab.controls))
+            charts[name] = pio.from_json(plot.plot)
+    with gr.Blocks(title="content", analytics_enabled=False) as demo:
+        with gr.Tabs(elem_id="main-tabs"):
+            for name, track in tracks:
+                with gr.Tab(track.title, id=name):
+                    view = views.TableView(show_reported=True, rows=views.page_rows(board))
+                    disp, raw, _ = views.table_page(board, name, view)
+                    shown = views.shown_columns(disp, track)
+                    gr.Dataframe(
+                        views.table_value(disp, raw, track),
+                        datatype=views.datatypes(disp, track),
+                        column_widths=views.column_widths(disp, track),
+                        pinned_columns=sum(1 for c in shown if c.kind == "rank") + 1,
+                        interactive=False,
+                        wrap=False,
+                        show_search="none",
+                        max_height=640,
+                        elem_id=f"{name}-table",
+                    )
+                    gr.Plot(charts[name], elem_id=f"{name}-plot-0")
+    return demo
+
+
+def serve_content(data_dir: Path, port: int) -> None:
+    content_app(data_dir).launch(server_name="127.0.0.1", server_port=port, quiet=True)
+
+
 def start_server(kind: str, port: int, data_dir: Path | None) -> subprocess.Popen:
     env = {**os.environ, "LOG_LEVEL": "WARNING", "STORE_REFRESH_SECONDS": "3600"}
     cmd = [sys.executable, __file__, "--serve", kind, "--port", str(port)] + (["--data-dir", str(data_dir)] if data_dir else [])
@@ -220,7 +272,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loads", type=int, default=3, help="loads of each page (median printed)")
     parser.add_argument("--submissions", type=int, default=0, help="a generated board of this many submissions")
-    parser.add_argument("--serve", choices=["board", "floor", "warm"], help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=["board", "floor", "content", "warm"], help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -228,6 +280,8 @@ def main() -> None:
         return serve_board(args.data_dir, args.port)
     if args.serve == "floor":
         return serve_floor(args.port)
+    if args.serve == "content":
+        return serve_content(args.data_dir, args.port)
     if args.serve == "warm":
         return warm(args.data_dir)
 
@@ -242,10 +296,11 @@ def main() -> None:
         data_dir = board_data(args.submissions, Path(tmp))
         env = {**os.environ, "LOG_LEVEL": "WARNING"}
         subprocess.run([sys.executable, __file__, "--serve", "warm", "--data-dir", str(data_dir)], cwd=ROOT, env=env, check=True)
-        ports = {"board": free_port(), "floor": free_port()}
-        servers = {"board": start_server("board", ports["board"], data_dir), "floor": start_server("floor", ports["floor"], None)}
+        kinds = ("board", "floor", "content")
+        ports = {k: free_port() for k in kinds}
+        servers = {k: start_server(k, ports[k], None if k == "floor" else data_dir) for k in kinds}
         load_before = os.getloadavg()
-        runs: dict[str, list[dict[str, float]]] = {"board": [], "floor": []}
+        runs: dict[str, list[dict[str, float]]] = {k: [] for k in kinds}
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -253,7 +308,7 @@ def main() -> None:
                 for k in runs:  # a returning visitor: the HTTP cache warm
                     one_load(contexts[k], f"http://127.0.0.1:{ports[k]}/", tracks)
                 for i in range(args.loads):
-                    for k in ("board", "floor") if i % 2 == 0 else ("floor", "board"):
+                    for k in kinds if i % 2 == 0 else kinds[::-1]:
                         runs[k].append(one_load(contexts[k], f"http://127.0.0.1:{ports[k]}/", tracks))
                 browser.close()
         finally:
@@ -268,17 +323,22 @@ def main() -> None:
         f"{size}, {args.loads} loads each (median, ms), chromium {VIEWPORT['width']}x{VIEWPORT['height']}; "
         f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} cores)"
     )
-    print(f"{'':44s} {'board':>8s} {'floor':>8s} {'ratio':>6s}   board loads / floor loads")
+    print(
+        f"{'':44s} {'board':>8s} {'floor':>8s} {'ratio':>6s} {'content':>8s} {'ratio':>6s}   "
+        "board loads / floor loads / content loads"
+    )
 
     def ms(x: float) -> str:
         return f"{x:.0f}" if x != float("inf") else ">60000"
 
     for key in runs["board"][0]:
         # a figure that did not come within a minute counts as infinitely long
-        b = [float("inf") if r[key] is None else r[key] for r in runs["board"]]
-        f = [float("inf") if r[key] is None else r[key] for r in runs["floor"]]
-        mb, mf = statistics.median(b), statistics.median(f)
-        print(f"{key:44s} {ms(mb):>8s} {ms(mf):>8s} {mb / mf:6.2f}   {' '.join(ms(x) for x in b)} / {' '.join(ms(x) for x in f)}")
+        b, f, c = ([float("inf") if r[key] is None else r[key] for r in runs[k]] for k in kinds)
+        mb, mf, mc = statistics.median(b), statistics.median(f), statistics.median(c)
+        print(
+            f"{key:44s} {ms(mb):>8s} {ms(mf):>8s} {mb / mf:6.2f} {ms(mc):>8s} {mb / mc:6.2f}   "
+            + " / ".join(" ".join(ms(x) for x in xs) for xs in (b, f, c))
+        )
     print(json.dumps({k: runs[k] for k in runs}), file=sys.stderr)
 
 
