@@ -22,9 +22,10 @@ Figures, from the page's own clock (navigation start for the first two, the clic
                             has settled: nothing in the tabs changed for QUIET_MS (a table or chart drawn
                             again, a late answer from the server, counts up to its last change)
   back to a drawn tab       a click back on the first track's tab, until it has settled the same way
-Each is the median over the loads, then the board / floor ratio (the target) and board / content. `--submissions N`: N generated submissions
-(bench/bench_scale.py's `templates_of` / `generate`, results cached) instead of the demo's. Not a test: read
-the figures (the machine's load is printed with them: timings on a shared machine are noisy).
+Each is the median over the loads, then the board / floor ratio (the target) and board / content.
+`--submissions N`: N generated submissions (bench/bench_scale.py's `templates_of` / `generate`, results cached)
+instead of the demo's. Not a test: read the figures (the machine's load is printed with them: timings on a
+shared machine are noisy).
 """
 
 from __future__ import annotations
@@ -159,10 +160,10 @@ def serve_floor(port: int) -> None:
 
 
 def content_app(data_dir: Path):
-    """Three tabs as the board's tracks, each holding the board's own first table page (its values, cell types,
-    widths and pinned columns) and the tab's first chart as the board draws it, built with the page: no other
-    component, no event. What a bare Gradio page pays for this board's content; the board's excess over it is
-    its own (controls, values sent after the page, events)."""
+    """Three tabs as the board's tracks, each holding the board's own first table page and first chart, as the
+    board's tab class builds and draws them (its table's values, cell types, widths and pinned columns), built
+    with the page: no other component, no event. What a bare Gradio page pays for this board's content; the
+    board's excess over it is its own (controls, values sent after the page, events)."""
     import gradio as gr
     import plotly.io as pio
 
@@ -170,36 +171,30 @@ def content_app(data_dir: Path):
     from leaderboard.settings import Settings
     from leaderboard.store import StoreSettings
     from leaderboard.tracks import TRACKS
-    from leaderboard.ui import views
     from leaderboard.ui.tabs.track import TrackTab
 
     board = Board(Settings(data_dir=data_dir, judge="lexical"), StoreSettings(data_dir=data_dir)).start()
     tracks = list(TRACKS.items())[:3]
-    charts = {}
-    with gr.Blocks():  # each tab's first chart as the board's own tab class draws it (that page is not served)
-        for name, track in tracks:
-            tab = TrackTab(board, track, on_screen=True)
-            plot = tab.plot(0, tab.chart_metric.value, tab.chart_system.value, *(c.value for c in tab.controls))
-            charts[name] = pio.from_json(plot.plot)
+    with gr.Blocks():  # the board's tabs, each built as the tab a page opens on (that page is not served)
+        tabs = {name: TrackTab(board, track, on_screen=True) for name, track in tracks}
     with gr.Blocks(title="content", analytics_enabled=False) as demo:
         with gr.Tabs(elem_id="main-tabs"):
             for name, track in tracks:
+                tab, table = tabs[name], tabs[name].table
+                chart = tab.plot(0, tab.chart_metric.value, tab.chart_system.value, *(c.value for c in tab.controls))
                 with gr.Tab(track.title, id=name):
-                    view = views.TableView(show_reported=True, rows=views.page_rows(board))
-                    disp, raw, _ = views.table_page(board, name, view)
-                    shown = views.shown_columns(disp, track)
                     gr.Dataframe(
-                        views.table_value(disp, raw, track),
-                        datatype=views.datatypes(disp, track),
-                        column_widths=views.column_widths(disp, track),
-                        pinned_columns=sum(1 for c in shown if c.kind == "rank") + 1,
+                        table.value,
+                        datatype=table.datatype,
+                        column_widths=table.column_widths,
+                        pinned_columns=table.pinned_columns,
                         interactive=False,
                         wrap=False,
                         show_search="none",
                         max_height=640,
                         elem_id=f"{name}-table",
                     )
-                    gr.Plot(charts[name], elem_id=f"{name}-plot-0")
+                    gr.Plot(pio.from_json(chart.plot), elem_id=f"{name}-plot-0")
     return demo
 
 
