@@ -121,7 +121,8 @@ def query(page) -> dict[str, list[str]]:
 def open_board(page, app, path: str = "", table: str = "unidoc-table"):
     page.goto(app.url + path)
     page.wait_for_selector(f"#{table} [role=row][data-index]")
-    # the page has restored its view once the URL carries it (written by the view on screen)
+    # without a query, the URL carries the view once the page has restored it (written by the view on screen); a
+    # link that already names a view has tab= from the start: callers wait for what the link restores
     page.wait_for_function("location.search.includes('tab=')")
 
 
