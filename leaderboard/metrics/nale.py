@@ -183,10 +183,12 @@ def refusals(predictions: list[str]) -> list[bool]:
     if joined.count("\0") != len(predictions) - 1:
         return [refused(p) for p in predictions]
     out = [False] * len(predictions)
-    starts = list(accumulate(map((1).__add__, map(len, predictions)), initial=0))  # each text and its NUL
+    starts = None  # where each text begins, with its NUL: built at the first occurrence (most files have none)
     for phrase in REFUSALS:
         at = joined.find(phrase)
         while at >= 0:
+            if starts is None:
+                starts = list(accumulate(map((1).__add__, map(len, predictions)), initial=0))
             item = bisect_right(starts, at) - 1
             out[item] = True
             at = joined.find(phrase, starts[item + 1])  # this prediction is a refusal already: on to the next

@@ -18,7 +18,7 @@ holds per document language `selection_recall` (mean recall of that language's r
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from itertools import permutations
+from itertools import chain, permutations
 
 import numpy as np
 
@@ -152,6 +152,17 @@ def _layout(gold, task: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return cache[task]
 
 
+def _codes(codes: dict, items, count: int = -1) -> np.ndarray:
+    """[codes[x] for x in items] as an int64 array, looked up at C level (no Python frame per item)."""
+    return np.fromiter(map(codes.__getitem__, items), dtype=np.int64, count=count)
+
+
+def _pair_cell(query: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    """A (query, document) language pair's index in PAIRS: permutations(LANGS, 2) is query-major, the query
+    itself skipped."""
+    return query * (len(LANGS) - 1) + doc - (doc > query)
+
+
 def _expand(first: np.ndarray, count: np.ndarray):
     """(group, row, position) of every part: group g's parts are rows first[g] .. first[g] + count[g] - 1."""
     group = np.repeat(np.arange(len(count)), count)
@@ -244,19 +255,32 @@ class FileWork:
         return self._once(("points", task, recipe.board_normalisation), lambda: _predictions(self.texts(task), recipe))
 
     def positions(self, task: str) -> np.ndarray:
-        """Per prediction: its unit's position in the task's canonical order."""
-        pos, preds = self.gold.unit_pos[task], self.parsed[task]
-        return self._once(("positions", task), lambda: np.fromiter(map(pos.__getitem__, preds), dtype=np.int64, count=len(preds)))
+        """Per prediction: its unit's position in the task's canonical order (gold.unit_keys: record-major,
+        then the query language, then the document language), from its key's fields one column at a time:
+        a dict lookup of each whole key tuple (hashing and comparing every field) costs some 3x as much."""
+
+        def compute():
+            preds = self.parsed[task]
+            if not preds:
+                return np.zeros(0, dtype=np.int64)
+            columns = list(zip(*preds))  # a key is (id, query language[, document language])
+            record, query = _codes(self.gold.index, columns[0]), _codes(LANG_POS, columns[1])
+            if task == "crosslingual":
+                return record * len(PAIRS) + _pair_cell(query, _codes(LANG_POS, columns[2]))
+            return record * len(LANGS) + query
+
+        return self._once(("positions", task), compute)
 
     def selection_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per (selection prediction, offered document language) group: its prediction, language and record."""
 
         def compute():
             gold, preds = self.gold, self.parsed["selection"]
-            offered = np.fromiter((len(docs) for _, docs in preds.values()), dtype=np.int64, count=len(preds))
+            docs = [d for _, d in preds.values()]
+            offered = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
             unit = np.repeat(np.arange(len(preds)), offered)
-            lang = np.fromiter((LANG_POS[d] for _, docs in preds.values() for d in docs), dtype=np.int64, count=len(unit))
-            record = np.fromiter((gold.index[rid] for rid, _ in preds), dtype=np.int64, count=len(preds))[unit]
+            lang = _codes(LANG_POS, chain.from_iterable(docs), len(unit))
+            record = _codes(gold.index, (rid for rid, _ in preds), len(preds))[unit]
             return unit, lang, record
 
         return self._once("selection groups", compute)
@@ -529,8 +553,8 @@ def _hierarchical(
     its pairs; the headline the mean of the languages. Cells without a unit are left out at each level.
     The CI resamples record ids (all units of an id together) with the board's bootstrap plan."""
     cluster, query, doc = _layout(gold, task)
-    if task == "crosslingual":  # PAIRS is permutations(LANGS, 2): query-major, the query itself skipped
-        names, cell = PAIRS, query * (len(LANGS) - 1) + doc - (doc > query)
+    if task == "crosslingual":
+        names, cell = PAIRS, _pair_cell(query, doc)
     else:
         names, cell = LANGS, query
     per_query = len(names) // len(LANGS)  # a language's cells are one block of the cells, in order
