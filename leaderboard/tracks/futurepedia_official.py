@@ -191,14 +191,32 @@ class _Options:
 
 
 # The recipes of the protocol steps (protocols.deviation_effects applies the fixes in their declared order):
-# their pairs are scored together, per normalisation of the predictions (FileWork._recalls).
+# their pairs are scored together (FileWork._recalls).
 STEP_RECIPES = tuple(dict.fromkeys(_Options.of(frozenset(FIXES[:i])).recipe for i in range(len(FIXES) + 1)))
+# A recipe of each normalisation of the predictions (all that `_predictions` reads of a recipe)
+BOARD_NORMALISED = next(r for r in STEP_RECIPES if r.board_normalisation)
+SCRIPT_NORMALISED = next(r for r in STEP_RECIPES if not r.board_normalisation)
 
 
 def _predictions(texts: list[str], recipe: Recipe):
     if recipe.board_normalisation:
         return ngram_kernel.normalised_points(texts)
     return ngram_kernel.text_points(script_predictions(texts))
+
+
+def _same_texts(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per text of two layouts of as many texts (ngram_kernel.normalised_points'): whether it has the same
+    code points in both."""
+    (a_points, a_starts), (b_points, b_starts) = a, b
+    lengths = np.diff(a_starts)
+    same = lengths == np.diff(b_starts)
+    if same.all() and np.array_equal(a_points, b_points):  # nearly every file: one text either way
+        return same
+    check = np.flatnonzero(same & (lengths > 0))
+    text, a_at, position = _expand(a_starts[check], lengths[check])
+    differs = a_points[a_at] != b_points[b_starts[check][text] + position]
+    same[check[np.unique(text[differs])]] = False
+    return same
 
 
 def _aligned_max(groups: int, width: int, group, position, recall, keep=None) -> np.ndarray:
@@ -294,7 +312,7 @@ class FileWork:
 
     def pairs(self, task: str, recipe: Recipe) -> _Pairs:
         if recipe in self.batched(task) and ("pairs", task, recipe) not in self._parts:
-            self._recalls(task, recipe.board_normalisation)
+            self._recalls(task)
         layout = _selection_layout if task == "selection" else _answer_layout
 
         def alone():
@@ -307,34 +325,37 @@ class FileWork:
     def board(self, task: str) -> tuple:
         """(the board's layout of the task, as board_layout gives it; the recall of each of its pairs)."""
         if ("board", task) not in self._parts:
-            self._recalls(task, True)
+            self._recalls(task)
         return self._parts[("board", task)]
 
-    def _recalls(self, task: str, board_normalised: bool) -> None:
-        """Every pair recall of a task on one normalisation of the predictions, in one kernel call: the pairs
-        of each step recipe with that normalisation, and the board's own (board normalisation). A
-        prediction's grams are then built once for all of them; each pair's recall is the kernel's, however
-        the pairs are grouped, so every step reads the numbers it would compute alone."""
+    def _recalls(self, task: str) -> None:
+        """Every pair recall of a task in one kernel call: the pairs of each step recipe, on either
+        normalisation of the predictions, and the board's own (board normalisation). The kernel is given
+        each prediction's board-normalised points, and its script-normalised ones only where they differ
+        (for most predictions both normalisations give one text): a prediction's grams are then built once
+        for all its pairs. Each pair's recall is the kernel's, however the pairs are grouped, so every step
+        reads the numbers it would compute alone."""
         gold = self.gold
-        recipes = [r for r in self.batched(task) if r.board_normalisation == board_normalised]
+        recipes = list(self.batched(task))
         layout = _selection_layout if task == "selection" else _answer_layout
         laid = [layout(task, self, r) for r in recipes]
         sets = [part_rows(gold, r).needles for r in recipes]
-        preds, rows = [p for _, p, _ in laid], [r for _, _, r in laid]
+        rows = [r for _, _, r in laid]
+        points, script_pred = self._both_normalisations(task, recipes)
+        preds = [p if r.board_normalisation else script_pred[p] for r, (_, p, _) in zip(recipes, laid)]
         board = None
-        if board_normalised and self.board_layout is not None:
+        if self.board_layout is not None:
             board = self.board_layout(task, self)
             sets.append(gold.answer_rows.needles)
             preds.append(board[0])
             rows.append(board[1])
-        if not preds:  # nothing batched on this normalisation (selection without the board's pairs)
-            return
-        key = ("joined rows", board_normalised, board is not None, tuple(recipes))
+        key = ("joined rows", board is not None, tuple(recipes))
         if key not in gold.protocol_cache:
             gold.protocol_cache[key] = ngram_kernel.NeedleRows.joined(sets)
         joined, offsets = gold.protocol_cache[key]
-        # A recipe laid out as an earlier one (the same pairs) whose row is the same as that one's scores the same:
-        # only its pairs on a different row (short-answers-score changes only the short parts) go to the kernel.
+        # A recipe laid out as an earlier one (the same pairs, on the same points) whose row is the same as that
+        # one's scores the same: only its pairs on a different row (short-answers-score changes only the short
+        # parts) go to the kernel.
         scored = [np.ones(len(p), dtype=bool) for p in preds]
         same_as: dict[int, int] = {}
         for i in range(1, len(recipes)):
@@ -346,11 +367,7 @@ class FileWork:
         row = np.concatenate([(r + o)[m] for r, o, m in zip(rows, offsets, scored)])
         order = np.argsort(pred, kind="stable")  # a prediction's pairs together: its grams are built once
         found = np.empty(len(pred))
-        normalised = next(r for r in STEP_RECIPES if r.board_normalisation == board_normalised)
-        found[order] = ngram_kernel.recall_pairs(joined, self.predictions(task, normalised), pred[order], row[order])
-        # every batched pair of this normalisation is scored: its points (4 bytes a character of the task's
-        # predictions) need not outlive the call (a recipe scored alone, off the batch, builds them again)
-        self._parts.pop(("points", task, board_normalised), None)
+        found[order] = ngram_kernel.recall_pairs(joined, points, pred[order], row[order])
         bounds = np.cumsum([0, *(int(m.sum()) for m in scored)])
         per_set = []
         for i, m in enumerate(scored):
@@ -363,6 +380,30 @@ class FileWork:
             self._parts[("pairs", task, r)] = pairs.with_found(per_set[i], part_rows(gold, r))
         if board is not None:
             self._parts[("board", task)] = (board, per_set[-1])
+
+    def _both_normalisations(self, task: str, recipes) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+        """(the points the kernel scores this task's pairs on: every prediction board-normalised, then the
+        script-normalised ones that differ; per prediction, the index of its script-normalised points there).
+        Every batched pair is scored at once, so neither normalisation's points (4 bytes a character of the
+        task's predictions) need outlive the call (a recipe scored alone, off the batch, builds them again)."""
+        board = self.predictions(task, BOARD_NORMALISED)
+        self._parts.pop(("points", task, True))
+        count = len(board[1]) - 1
+        if all(r.board_normalisation for r in recipes):
+            return board, np.arange(count)
+        script = self.predictions(task, SCRIPT_NORMALISED)
+        self._parts.pop(("points", task, False))
+        (board_points, board_starts), (script_points, script_starts) = board, script
+        differ = np.flatnonzero(~_same_texts(board, script))
+        script_pred = np.arange(count)
+        if not len(differ):
+            return board, script_pred
+        script_pred[differ] = count + np.arange(len(differ))
+        lengths = np.diff(script_starts)[differ]
+        _, source, _ = _expand(script_starts[differ], lengths)
+        points = np.concatenate([board_points, script_points[source]])
+        starts = np.concatenate([board_starts, board_starts[-1] + np.cumsum(lengths)])
+        return (points, starts), script_pred
 
 
 def _rows_differ(gold, a: Recipe, b: Recipe) -> np.ndarray:
