@@ -255,22 +255,20 @@ class FileWork:
         self.board_layout = board_layout
         self._parts: dict = {}
 
-    def _once(self, key, compute):
+    def once(self, key, compute):
         if key not in self._parts:
             self._parts[key] = compute()
         return self._parts[key]
 
     def texts(self, task: str) -> list[str]:
         preds = self.parsed[task]
-        return self._once(
-            ("texts", task), lambda: [p for p, _ in preds.values()] if task == "selection" else list(preds.values())
-        )
+        return self.once(("texts", task), lambda: [p for p, _ in preds.values()] if task == "selection" else list(preds.values()))
 
     def refusal(self, task: str) -> np.ndarray:
-        return self._once(("refusal", task), lambda: np.array(refusals(self.texts(task)), dtype=bool))
+        return self.once(("refusal", task), lambda: np.array(refusals(self.texts(task)), dtype=bool))
 
     def predictions(self, task: str, recipe: Recipe):
-        return self._once(("points", task, recipe.board_normalisation), lambda: _predictions(self.texts(task), recipe))
+        return self.once(("points", task, recipe.board_normalisation), lambda: _predictions(self.texts(task), recipe))
 
     def positions(self, task: str) -> np.ndarray:
         """Per prediction: its unit's position in the task's canonical order (gold.unit_keys: record-major,
@@ -287,7 +285,7 @@ class FileWork:
                 return record * len(PAIRS) + _pair_cell(query, _codes(LANG_POS, columns[2]))
             return record * len(LANGS) + query
 
-        return self._once(("positions", task), compute)
+        return self.once(("positions", task), compute)
 
     def selection_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per (selection prediction, offered document language) group: its prediction, language and record."""
@@ -301,7 +299,7 @@ class FileWork:
             record = _codes(gold.index, (rid for rid, _ in preds), len(preds))[unit]
             return unit, lang, record
 
-        return self._once("selection groups", compute)
+        return self.once("selection groups", compute)
 
     @staticmethod
     def batched(task: str) -> tuple[Recipe, ...]:
@@ -320,7 +318,7 @@ class FileWork:
             rows = part_rows(self.gold, recipe)
             return pairs.with_found(ngram_kernel.recall_pairs(rows.needles, self.predictions(task, recipe), pred, row), rows)
 
-        return self._once(("pairs", task, recipe), alone)
+        return self.once(("pairs", task, recipe), alone)
 
     def board(self, task: str) -> tuple:
         """(the board's layout of the task, as board_layout gives it; the recall of each of its pairs)."""
@@ -489,7 +487,8 @@ def score_official(
     parsed: dict, gold, fixes: frozenset[str], *, headline_only: bool = False, work: FileWork | None = None
 ) -> Scores:
     """The submission's numbers with only `fixes` applied (none: the scripts' own protocol). headline_only:
-    the overall values alone (no CI); `work`: what this file's other protocol steps computed already."""
+    the overall values alone (no CI, breakdowns nor units); `work`: what this file's other protocol steps
+    computed already."""
     options = _Options.of(frozenset(fixes))
     work = work if work is not None else FileWork(parsed, gold)
     rows = part_rows(gold, options.recipe)
@@ -523,6 +522,8 @@ def score_official(
                 ci[key] = bounds
             present = [v for v in per_lang.values() if v is not None]
             overall[f"{key}_var"] = float(np.var(present)) if present else None
+            if headline_only:  # a step's breakdowns and units are never read
+                continue
             for q, v in per_lang.items():
                 breakdowns.setdefault("language", {}).setdefault(q, {})[key] = v
             if task == "crosslingual":
@@ -548,17 +549,20 @@ def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options):
     pairs = work.pairs(task, options.recipe)
     ks, group, position, recall, slot = pairs.ks, pairs.group, pairs.position, pairs.recall, pairs.slot
     count = len(ks)
-    is_strict = slot == 0
     parts = pairs.strict_parts.astype(np.float64)
-    strict = np.bincount(group[is_strict], recall[is_strict], minlength=count)
-    mean = np.divide(strict, parts, out=np.zeros(count), where=parts > 0)
+
+    def part_sums(slot_of: int, counts: np.ndarray):  # per prediction, its answer's sum and mean of part recalls
+        mine = slot == slot_of
+        total = np.bincount(group[mine], recall[mine], minlength=count)
+        return total, np.divide(total, counts, out=np.zeros(count), where=counts > 0)
+
+    # steps sharing a recipe (those past short-answers-score) share its pairs, and so these sums
+    strict, mean = work.once(("strict sums", task, options.recipe), lambda: part_sums(0, parts))
     names = ("monolingual",) if task == "monolingual" else ("crosslingual_strict", "crosslingual_loose")
     unit_num = {names[0]: mean if options.per_unit else strict}
     if task == "crosslingual":
         if options.per_unit:
-            other_parts = pairs.other_parts
-            other_sum = np.bincount(group[~is_strict], recall[~is_strict], minlength=count)
-            other_mean = np.divide(other_sum, other_parts, out=np.zeros(count), where=other_parts > 0)
+            _, other_mean = work.once(("other sums", task, options.recipe), lambda: part_sums(1, pairs.other_parts))
             unit_num[names[1]] = np.maximum(mean, other_mean)
         else:
             width = int(position.max()) + 1 if len(position) else 1
@@ -589,10 +593,11 @@ def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options):
 def _hierarchical(
     task: str, num: np.ndarray, den: np.ndarray, included: np.ndarray, gold, with_ci: bool = True, shared: dict | None = None
 ):
-    """(headline, {language: value}, {pair: value}, CI or None without `with_ci`): per cell (a language; cross-lingual: a language
+    """(headline, {language: value}, {pair: value}, CI): per cell (a language; cross-lingual: a language
     pair) the included units' numerators over their denominators; a cross-lingual language is the mean of
     its pairs; the headline the mean of the languages. Cells without a unit are left out at each level.
-    The CI resamples record ids (all units of an id together) with the board's bootstrap plan."""
+    The CI resamples record ids (all units of an id together) with the board's bootstrap plan. Without
+    `with_ci` (a headline-only step): no CI (None) and no per-cell values ({})."""
     cluster, query, doc = _layout(gold, task)
     if task == "crosslingual":
         names, cell = PAIRS, _pair_cell(query, doc)
@@ -616,7 +621,7 @@ def _hierarchical(
         return ratio, per_lang, _nanmean(per_lang)
 
     ratio, per_lang, head = levels(cluster_num.sum(axis=0), cluster_den.sum(axis=0))
-    cells = {name: _value(ratio[j]) for j, name in enumerate(names) if counted[j] > 0}
+    cells = {name: _value(ratio[j]) for j, name in enumerate(names) if counted[j] > 0} if with_ci else {}
     langs = {q: _value(per_lang[j]) for j, q in enumerate(LANGS) if not np.isnan(per_lang[j])}
     if np.isnan(head):
         return None, langs, cells, None
