@@ -10,8 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import nale_eval as ref
 
-from leaderboard.metrics import nale
-from leaderboard.metrics.nale import Recipe, part_row, refusals, refused, script_normalise, script_predictions
+from leaderboard.metrics import nale, ngram_kernel
+from leaderboard.metrics.nale import (
+    Recipe,
+    part_row,
+    refusals,
+    refused,
+    script_normalise,
+    script_points,
+    script_predictions,
+)
 
 ALPHABET = "aZé\u0301ß İΣΣς\u00ad 리스본准将ガⅫ①²  ,.-'\"[]!?\u3000\u00a0\u00a8\0x9"
 OFFICIAL = Recipe(distinct=False, board_normalisation=False, short_rule=False)
@@ -29,6 +37,16 @@ def test_normalisation_is_the_scripts(seed):
     clean = [t.replace("\0", "") for t in texts]  # the joined path (no NUL), then the one-by-one path
     assert script_predictions(clean) == [ref.normalise(t.lower()) for t in clean]  # final sigmas included
     assert script_predictions(texts) == [ref.normalise(t.lower()) for t in texts]
+    _assert_points_are_the_texts(clean)
+    _assert_points_are_the_texts(texts)
+
+
+def _assert_points_are_the_texts(texts):
+    """script_points is the code points of script_predictions' texts, in text_points' layout."""
+    points, starts = script_points(texts)
+    want_points, want_starts = ngram_kernel.text_points(script_predictions(texts))
+    assert points.dtype == want_points.dtype and points.tolist() == want_points.tolist()
+    assert starts.tolist() == want_starts.tolist()
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -39,6 +57,7 @@ def test_predictions_in_runs_are_normalised_as_in_one(seed, monkeypatch):
     whole = script_predictions(clean)
     monkeypatch.setattr(nale, "CHUNK_CHARS", 7)
     assert script_predictions(clean) == whole == [ref.normalise(t.lower()) for t in clean]
+    _assert_points_are_the_texts(clean)
 
 
 def test_single_tokens_only_lose_punctuation_and_decompose():
@@ -96,4 +115,5 @@ def _prediction(draw) -> str:
 @given(st.lists(st.one_of(_prediction(), st.text(alphabet=ALPHABET.replace("\0", ""), max_size=12)), min_size=1, max_size=40))
 def test_bulk_normalisation_and_refusals_are_the_scripts_on_generated_predictions(texts):
     assert script_predictions(texts) == [script_normalise(t.lower()) for t in texts] == [ref.normalise(t.lower()) for t in texts]
+    _assert_points_are_the_texts(texts)
     assert refusals(texts) == [ref.refused(t) for t in texts]

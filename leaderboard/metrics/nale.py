@@ -21,7 +21,7 @@ from itertools import accumulate
 import numpy as np
 
 from .ngram import ngram_set, normalise
-from .ngram_kernel import CHUNK_CHARS, _space_table, runs
+from .ngram_kernel import CHUNK_CHARS, _points, _space_table, _text_points, in_chunks, runs
 
 # The scripts' "insufficient information" phrases, matched in the raw prediction (case-sensitive, before
 # any lowercasing): zh, en, ja, fr, ar, es, ko, pt, es, pt.
@@ -95,21 +95,62 @@ def script_predictions(predictions: list[str]) -> list[str]:
     return [text for a, b in spans for text in _script_predictions(predictions[a:b])]
 
 
+def script_points(predictions: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """ngram_kernel.text_points(script_predictions(predictions)), without building the texts: the
+    sentences' code points are their span of the lowercased predictions' UTF-32, which `_shapes` reads
+    anyway, so they are neither split into strings nor joined and encoded again."""
+    return in_chunks(predictions, CHUNK_CHARS, _script_points)
+
+
 def _script_predictions(predictions: list[str]) -> list[str]:
+    joined = _script_joined(predictions)
+    if isinstance(joined, list):
+        return joined
+    lowered, _, _, _, replaced = joined
+    out = lowered.split("\0")
+    for i, text in replaced.items():
+        out[i] = text
+    return out
+
+
+def _script_points(predictions: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    joined = _script_joined(predictions)
+    if isinstance(joined, list):
+        return _text_points(joined)
+    _, points, first, last, replaced = joined
+    lengths = last - first + 1
+    if replaced:  # each replaced text's span swapped for its own points
+        pieces, end = [], 0
+        for i, text in replaced.items():
+            pieces += [points[end : first[i]], _points(text)]
+            end = last[i] + 1
+            lengths[i] = len(text)
+        pieces.append(points[end:])
+        points = np.concatenate(pieces)
+    starts = np.zeros(len(predictions) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    return points[points != 0], starts  # the NULs between the texts dropped (none is inside one)
+
+
+def _script_joined(predictions: list[str]):
+    """The predictions' script normalisations, as a list when one of them holds NUL; else (the lowercased
+    predictions joined by NUL, its UTF-32 code points, where each text begins and ends there, {i: its
+    normalised text} for the predictions whose normalised text is not their span of the lowercased ones)."""
     joined = "\0".join(predictions)
     if joined.count("\0") != len(predictions) - 1:
         return [script_normalise(p.lower()) for p in predictions]
     lowered = joined.lower()
     # The second lowercasing (script_normalise's own) leaves lowered text as it is on this interpreter's Unicode
-    # tables (`_lower_idempotent`): it is then skipped, ~10 ns a character of every file's predictions.
-    again = lowered if _lower_idempotent() else lowered.lower()
-    sentence, edge = _shapes(lowered, len(predictions))
-    out = again.split("\0")
-    if again != lowered:  # a second lowercasing changed something: its edges are not the ones measured
-        edge = np.ones(len(predictions), dtype=np.bool_)
-    for i in np.flatnonzero(~sentence | edge).tolist():
-        out[i] = out[i].strip() if sentence[i] else script_normalise(predictions[i].lower())
-    return out
+    # tables (`_lower_idempotent`): it is then skipped, ~10 ns a character of every file's predictions. Where
+    # it is not, every prediction goes one by one (the shapes measured are the first lowercasing's).
+    if not _lower_idempotent() and lowered.lower() != lowered:
+        return [script_normalise(p.lower()) for p in predictions]
+    sentence, edge, points, first, last = _shapes(lowered, len(predictions))
+    replaced = {
+        i: lowered[first[i] : last[i] + 1].strip() if sentence[i] else script_normalise(predictions[i].lower())
+        for i in np.flatnonzero(~sentence | edge).tolist()
+    }
+    return lowered, points, first, last, replaced
 
 
 @lru_cache(maxsize=1)
@@ -149,9 +190,10 @@ def _single_char(ch: str) -> bool:
     return ch.isalpha() or ch.isdigit()
 
 
-def _shapes(joined: str, count: int) -> tuple[np.ndarray, np.ndarray]:
+def _shapes(joined: str, count: int) -> tuple[np.ndarray, ...]:
     """Per NUL-separated text of `joined` (lowercased predictions): (whether the scripts' steps are sure to
-    leave it a text of several tokens, whether its first or last character is whitespace).
+    leave it a text of several tokens, whether its first or last character is whitespace), then the code
+    points of `joined` and per text where it begins and ends in them (last = first - 1: empty).
 
     A text is sure to stay several tokens when it holds a space between two word characters (the space
     survives the punctuation removal and the strip, and NFKD keeps it) or a blocker (it survives both, and
@@ -173,7 +215,7 @@ def _shapes(joined: str, count: int) -> tuple[np.ndarray, np.ndarray]:
         # a text's run reaches the next non-empty text's start: the NULs on the way are never `sure`
         sentence[full] = np.logical_or.reduceat(sure, first[full])
         edge[full] = white[first[full]] | white[last[full]]
-    return sentence, edge
+    return sentence, edge, points, first, last
 
 
 def refusals(predictions: list[str]) -> list[bool]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..metrics import ngram_kernel
 from ..metrics.compiled import compiled
-from ..metrics.nale import Recipe, part_row, refusals, script_predictions, split_answer
+from ..metrics.nale import Recipe, part_row, refusals, script_points, split_answer
 from ..metrics.stats import BootstrapPlan, one_blas_thread, percentiles
 from .base import Deviation, Scores
 
@@ -201,7 +201,7 @@ SCRIPT_NORMALISED = next(r for r in STEP_RECIPES if not r.board_normalisation)
 def _predictions(texts: list[str], recipe: Recipe):
     if recipe.board_normalisation:
         return ngram_kernel.normalised_points(texts)
-    return ngram_kernel.text_points(script_predictions(texts))
+    return script_points(texts)
 
 
 def _same_texts(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
