@@ -458,16 +458,17 @@ def _answer_layout(task: str, work: FileWork, recipe: Recipe) -> tuple[_Pairs, n
     ks = work.positions(task)
     record, query, doc = (x[ks] for x in _layout(gold, task))
     strict_parts = rows.ori_count[record, query]
-    group, row, position = _expand(rows.ori_first[record, query], strict_parts)
     other_parts = None
     if task == "crosslingual":
+        # a prediction's pairs together (its grams are built once): its strict parts, then the other answer's
         other_parts = rows.ori_count[record, doc]
-        other = _expand(rows.ori_first[record, doc], other_parts)
-        slot = np.concatenate([np.zeros(len(group), dtype=np.int64), np.ones(len(other[0]), dtype=np.int64)])
-        group, row, position = (np.concatenate([x, y]) for x, y in zip((group, row, position), other))
-        order = np.argsort(group, kind="stable")  # a prediction's pairs together: its grams are built once
-        group, row, position, slot = group[order], row[order], position[order], slot[order]
+        group, _, at = _expand(np.zeros(len(ks), dtype=np.int64), strict_parts + other_parts)
+        strict_of = strict_parts[group]
+        slot = (at >= strict_of).astype(np.int64)
+        position = at - slot * strict_of
+        row = np.where(slot == 1, rows.ori_first[record, doc][group], rows.ori_first[record, query][group]) + position
     else:
+        group, row, position = _expand(rows.ori_first[record, query], strict_parts)
         slot = np.zeros(len(group), dtype=np.int64)
     return _Pairs(ks, group, position, None, slot, strict_parts, other_parts, row=row), group, row
 
