@@ -222,3 +222,13 @@ def test_runs_cover_the_texts_in_order_each_closed_by_the_text_reaching_the_chun
     for first, end in spans[:-1]:  # every run but the last reaches the chunk, and only at its last text
         sizes = [n + 1 for n in lengths[first:end]]
         assert sum(sizes) >= chunk > sum(sizes[:-1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_grouped_order_is_the_stable_argsort(seed):
+    rng = np.random.default_rng(seed)
+    predictions = int(rng.integers(1, 50))
+    pair_pred = rng.integers(0, predictions, int(rng.integers(0, 400)))
+    assert ngram_kernel.grouped_order(pair_pred, predictions).tolist() == np.argsort(pair_pred, kind="stable").tolist()
+    with pytest.raises(ValueError):
+        ngram_kernel.grouped_order([predictions], predictions)

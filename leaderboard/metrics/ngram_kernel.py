@@ -278,6 +278,29 @@ def recall_pairs(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray], p
     return out
 
 
+def grouped_order(pair_pred, predictions: int) -> np.ndarray:
+    """np.argsort(pair_pred, kind="stable") for predictions 0 .. predictions - 1: the pairs grouped by
+    prediction (as recall_pairs wants them), each prediction's in their own order, by a counting sort:
+    O(pairs + predictions), where the comparison sort of a file's ~10^5 pairs took ~1 ms."""
+    pair_pred = np.ascontiguousarray(pair_pred, dtype=np.int64)
+    if len(pair_pred) and not (0 <= pair_pred.min() and pair_pred.max() < predictions):
+        raise ValueError("a pair names a prediction out of range")  # the compiled loop does not check bounds
+    order = np.empty(len(pair_pred), dtype=np.int64)
+    compiled(_counting_order)(pair_pred, np.zeros(predictions + 1, dtype=np.int64), order)
+    return order
+
+
+def _counting_order(pair_pred, start, order):
+    for p in pair_pred:  # start[p + 1]: how many pairs name p, then where p's pairs begin
+        start[p + 1] += 1
+    for p in range(len(start) - 1):
+        start[p + 1] += start[p]
+    for e in range(len(pair_pred)):
+        p = pair_pred[e]
+        order[start[p]] = e
+        start[p] += 1
+
+
 def pair_arguments(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray], pair_pred, pair_row) -> tuple:
     """The kernel's arguments but `out`, checked: every index in range (the compiled loop does not check bounds)."""
     points, starts = predictions
@@ -301,3 +324,4 @@ def warm_up() -> None:
     rows = NeedleRows([(("abc", "é"), (0.5, 0.5))])
     for points in (normalised_points(["abcé", "x y"]), text_points(["abcé", "x y"])):
         recall_pairs(rows, points, [0], [0])
+    grouped_order([0], 1)

@@ -363,7 +363,7 @@ class FileWork:
                 scored[i] = _rows_differ(gold, recipes[j], recipes[i])[rows[i]]
         pred = np.concatenate([p[m] for p, m in zip(preds, scored)])
         row = np.concatenate([(r + o)[m] for r, o, m in zip(rows, offsets, scored)])
-        order = np.argsort(pred, kind="stable")  # a prediction's pairs together: its grams are built once
+        order = ngram_kernel.grouped_order(pred, len(points[1]) - 1)  # a prediction's pairs together: its grams are built once
         found = np.empty(len(pred))
         found[order] = ngram_kernel.recall_pairs(joined, points, pred[order], row[order])
         bounds = np.cumsum([0, *(int(m.sum()) for m in scored)])
