@@ -452,10 +452,20 @@ class _Pairs:
 
 
 def _answer_layout(task: str, work: FileWork, recipe: Recipe) -> tuple[_Pairs, np.ndarray, np.ndarray]:
-    """(the task's pairs under `recipe`, recall not yet computed; each pair's prediction and kernel row)."""
-    gold = work.gold
+    """(the task's pairs under `recipe`, recall not yet computed; each pair's prediction and kernel row).
+    A file with every unit of the task, in the canonical order (as a complete file in the gold's order
+    lists them), has the gold's own layout: built once per gold and recipe, and only ever read."""
+    gold, ks = work.gold, work.positions(task)
+    if len(ks) != len(gold.unit_keys[task]) or not np.array_equal(ks, np.arange(len(ks))):
+        return _laid_out(task, gold, recipe, ks)
+    key = ("complete layout", task, recipe)
+    if key not in gold.protocol_cache:
+        gold.protocol_cache[key] = _laid_out(task, gold, recipe, np.arange(len(ks)))
+    return gold.protocol_cache[key]
+
+
+def _laid_out(task: str, gold, recipe: Recipe, ks: np.ndarray) -> tuple[_Pairs, np.ndarray, np.ndarray]:
     rows = part_rows(gold, recipe)
-    ks = work.positions(task)
     record, query, doc = (x[ks] for x in _layout(gold, task))
     strict_parts = rows.ori_count[record, query]
     other_parts = None
