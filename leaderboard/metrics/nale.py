@@ -95,11 +95,11 @@ def script_predictions(predictions: list[str]) -> list[str]:
     return [text for a, b in spans for text in _script_predictions(predictions[a:b])]
 
 
-def script_points(predictions: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def script_points(predictions: list[str], joined: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """ngram_kernel.text_points(script_predictions(predictions)), without building the texts: the
     sentences' code points are their span of the lowercased predictions' UTF-32, which `_shapes` reads
-    anyway, so they are neither split into strings nor joined and encoded again."""
-    return in_chunks(predictions, CHUNK_CHARS, _script_points)
+    anyway, so they are neither split into strings nor joined and encoded again. `joined`: as in_chunks'."""
+    return in_chunks(predictions, CHUNK_CHARS, _script_points, joined)
 
 
 def _script_predictions(predictions: list[str]) -> list[str]:
@@ -113,8 +113,8 @@ def _script_predictions(predictions: list[str]) -> list[str]:
     return out
 
 
-def _script_points(predictions: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    joined = _script_joined(predictions)
+def _script_points(predictions: list[str], joined: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    joined = _script_joined(predictions, joined)
     if isinstance(joined, list):
         return _text_points(joined)
     _, points, first, last, replaced = joined
@@ -132,11 +132,12 @@ def _script_points(predictions: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return points[points != 0], starts  # the NULs between the texts dropped (none is inside one)
 
 
-def _script_joined(predictions: list[str]):
+def _script_joined(predictions: list[str], joined: str | None = None):
     """The predictions' script normalisations, as a list when one of them holds NUL; else (the lowercased
     predictions joined by NUL, its UTF-32 code points, where each text begins and ends there, {i: its
-    normalised text} for the predictions whose normalised text is not their span of the lowercased ones)."""
-    joined = "\0".join(predictions)
+    normalised text} for the predictions whose normalised text is not their span of the lowercased ones).
+    `joined`: "\\0".join(predictions), when the caller has it."""
+    joined = "\0".join(predictions) if joined is None else joined
     if joined.count("\0") != len(predictions) - 1:
         return [script_normalise(p.lower()) for p in predictions]
     lowered = joined.lower()
@@ -218,10 +219,10 @@ def _shapes(joined: str, count: int) -> tuple[np.ndarray, ...]:
     return sentence, edge, points, first, last
 
 
-def refusals(predictions: list[str]) -> list[bool]:
+def refusals(predictions: list[str], joined: str | None = None) -> list[bool]:
     """[refused(p) for p in predictions], each phrase searched once over them all joined by NUL (no phrase
-    holds NUL, so an occurrence lies inside one prediction)."""
-    joined = "\0".join(predictions)
+    holds NUL, so an occurrence lies inside one prediction); `joined`: that text, when the caller has it."""
+    joined = "\0".join(predictions) if joined is None else joined
     if joined.count("\0") != len(predictions) - 1:
         return [refused(p) for p in predictions]
     out = [False] * len(predictions)

@@ -213,12 +213,13 @@ def runs(texts: Sequence[str], chunk: int) -> list[tuple[int, int]]:
     return out
 
 
-def in_chunks(texts: Sequence[str], chunk: int, points_of) -> tuple[np.ndarray, np.ndarray]:
+def in_chunks(texts: Sequence[str], chunk: int, points_of, joined: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """points_of(texts) (a (points, starts) pair) computed on `runs` of the texts and put together: the same
-    arrays as one call, since no text's points depend on another's."""
+    arrays as one call, since no text's points depend on another's. `joined`: "\\0".join(texts), when the
+    caller has it, handed to points_of(texts, joined) when the texts are one run."""
     spans = runs(texts, chunk)
     if len(spans) == 1:
-        return points_of(texts)
+        return points_of(texts) if joined is None else points_of(texts, joined)
     parts = [points_of(texts[a:b]) for a, b in spans]
     points = np.concatenate([p for p, _ in parts])
     sizes = np.cumsum([0, *(len(p) for p, _ in parts)])
@@ -226,7 +227,7 @@ def in_chunks(texts: Sequence[str], chunk: int, points_of) -> tuple[np.ndarray, 
     return points, starts
 
 
-def normalised_points(texts: Sequence[str], chunk: int = CHUNK_CHARS) -> tuple[np.ndarray, np.ndarray]:
+def normalised_points(texts: Sequence[str], chunk: int = CHUNK_CHARS, joined: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The code points of [ngram.normalise(t) for t in texts] in one uint32 array, and where each text
     starts in it (len(texts) + 1 offsets), one code point per character, lone surrogates included.
 
@@ -235,11 +236,11 @@ def normalised_points(texts: Sequence[str], chunk: int = CHUNK_CHARS) -> tuple[n
     compiled, text by text. A text holding NUL itself takes the one-by-one path. The texts go through in
     runs of about `chunk` characters (see `in_chunks`).
     """
-    return in_chunks(texts, chunk, _normalised_points)
+    return in_chunks(texts, chunk, _normalised_points, joined)
 
 
-def _normalised_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    joined = "\0".join(texts)
+def _normalised_points(texts: Sequence[str], joined: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    joined = "\0".join(texts) if joined is None else joined
     if joined.count("\0") != len(texts) - 1:
         normalised = [normalise(t) for t in texts]
         starts = np.zeros(len(texts) + 1, dtype=np.int64)

@@ -198,10 +198,10 @@ BOARD_NORMALISED = next(r for r in STEP_RECIPES if r.board_normalisation)
 SCRIPT_NORMALISED = next(r for r in STEP_RECIPES if not r.board_normalisation)
 
 
-def _predictions(texts: list[str], recipe: Recipe):
+def _predictions(texts: list[str], recipe: Recipe, joined: str | None = None):
     if recipe.board_normalisation:
-        return ngram_kernel.normalised_points(texts)
-    return script_points(texts)
+        return ngram_kernel.normalised_points(texts, joined=joined)
+    return script_points(texts, joined)
 
 
 def _same_texts(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -264,11 +264,22 @@ class FileWork:
         preds = self.parsed[task]
         return self.once(("texts", task), lambda: [p for p, _ in preds.values()] if task == "selection" else list(preds.values()))
 
+    def joined(self, task: str) -> str | None:
+        """The task's predictions joined by NUL, which the refusals and both normalisations start from, when
+        they are one run of ngram_kernel.CHUNK_CHARS (else each run is joined on its own, as its copies are
+        held one run at a time); dropped once the task's pairs are scored."""
+        texts = self.texts(task)
+        return self.once(
+            ("joined", task), lambda: "\0".join(texts) if len(ngram_kernel.runs(texts, ngram_kernel.CHUNK_CHARS)) == 1 else None
+        )
+
     def refusal(self, task: str) -> np.ndarray:
-        return self.once(("refusal", task), lambda: np.array(refusals(self.texts(task)), dtype=bool))
+        return self.once(("refusal", task), lambda: np.array(refusals(self.texts(task), self.joined(task)), dtype=bool))
 
     def predictions(self, task: str, recipe: Recipe):
-        return self.once(("points", task, recipe.board_normalisation), lambda: _predictions(self.texts(task), recipe))
+        return self.once(
+            ("points", task, recipe.board_normalisation), lambda: _predictions(self.texts(task), recipe, self.joined(task))
+        )
 
     def positions(self, task: str) -> np.ndarray:
         """Per prediction: its unit's position in the task's canonical order (gold.unit_keys: record-major,
@@ -385,12 +396,13 @@ class FileWork:
         Every batched pair is scored at once, so neither normalisation's points (4 bytes a character of the
         task's predictions) need outlive the call (a recipe scored alone, off the batch, builds them again)."""
         board = self.predictions(task, BOARD_NORMALISED)
-        self._parts.pop(("points", task, True))
+        script = None if all(r.board_normalisation for r in recipes) else self.predictions(task, SCRIPT_NORMALISED)
+        self.refusal(task)  # (every official step reads it) while the joined text is at hand
+        for key in (("points", task, True), ("points", task, False), ("joined", task)):
+            self._parts.pop(key, None)
         count = len(board[1]) - 1
-        if all(r.board_normalisation for r in recipes):
+        if script is None:
             return board, np.arange(count)
-        script = self.predictions(task, SCRIPT_NORMALISED)
-        self._parts.pop(("points", task, False))
         (board_points, board_starts), (script_points, script_starts) = board, script
         differ = np.flatnonzero(~_same_texts(board, script))
         script_pred = np.arange(count)
