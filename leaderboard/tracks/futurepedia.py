@@ -413,10 +413,9 @@ class FuturepediaTrack(Track):
                 unit, payload = (rid, q), (r.prediction, tuple(docs))
             else:
                 return None
-            units = parsed[task]
-            if unit in units:
-                return None  # a repeat: the generic path says where
-            units[unit] = payload
+            parsed[task][unit] = payload
+        if sum(map(len, parsed.values())) != len(records):
+            return None  # a unit repeated (its later record overwrote it): the generic path says where
         return Predictions({t: units for t, units in parsed.items() if units})
 
     def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
