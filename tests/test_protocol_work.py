@@ -126,3 +126,21 @@ def test_pairs_scored_together_are_the_pairs_scored_alone(data):
         board = fo.Recipe(True, True, True)
         alone = ngram_kernel.recall_pairs(gold.answer_rows.needles, work.predictions(task, board), layout[0], layout[1])
         assert np.array_equal(recall, alone), task
+
+
+@pytest.mark.parametrize("path", sorted((DEMO / "futurepedia").iterdir()), ids=lambda p: p.name)
+def test_board_recalls_from_part_counts_are_the_kernels_on_the_boards_rows(path):
+    """The board's answer recalls, derived from its recipe's part counts (FileWork._board_recalls), are to the
+    last bit what the kernel gives on the board's own answer rows."""
+    from leaderboard.metrics import ngram_kernel
+    from leaderboard.tracks.futurepedia import _board_layout
+
+    checked = _checked("futurepedia", path)
+    work = TRACKS["futurepedia"].protocol_work(checked.parsed, checked.gold)
+    for task in checked.parsed:
+        layout, recall = work.board(task)
+        texts = work.texts(task)
+        alone = ngram_kernel.recall_pairs(
+            checked.gold.answer_rows.needles, ngram_kernel.normalised_points(texts), *_board_layout(task, work)[:2]
+        )
+        assert recall.tobytes() == alone.tobytes(), task

@@ -196,12 +196,26 @@ STEP_RECIPES = tuple(dict.fromkeys(_Options.of(frozenset(FIXES[:i])).recipe for 
 # A recipe of each normalisation of the predictions (all that `_predictions` reads of a recipe)
 BOARD_NORMALISED = next(r for r in STEP_RECIPES if r.board_normalisation)
 SCRIPT_NORMALISED = next(r for r in STEP_RECIPES if not r.board_normalisation)
+BOARD_RECIPE = _Options.of(frozenset(FIXES)).recipe  # all the fixes: the board's own recipe
 
 
 def _predictions(texts: list[str], recipe: Recipe, joined: str | None = None):
     if recipe.board_normalisation:
         return ngram_kernel.normalised_points(texts, joined=joined)
     return script_points(texts, joined)
+
+
+def _repeated_sums(found, weight, parts, out):
+    """out[g] = 0.0 + weight[e] added found[e] times, for each of group g's parts[g] entries e in turn (the
+    groups' entries one after another)."""
+    e = 0
+    for g in range(len(parts)):
+        total = 0.0
+        for _ in range(parts[g]):
+            for _ in range(int(found[e])):
+                total += weight[e]
+            e += 1
+        out[g] = total
 
 
 def _same_texts(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -352,13 +366,15 @@ class FileWork:
         rows = [r for _, _, r in laid]
         points, script_pred = self._both_normalisations(task, recipes)
         preds = [p if r.board_normalisation else script_pred[p] for r, (_, p, _) in zip(recipes, laid)]
-        board = None
-        if self.board_layout is not None:
-            board = self.board_layout(task, self)
+        board = None if self.board_layout is None else self.board_layout(task, self)
+        # The board's answers are its recipe's parts (selection's conflicting answers are not batched): their
+        # recalls follow from the parts' counts found (`_board_recalls`), without a lookup of their own.
+        board_in_kernel = board is not None and BOARD_RECIPE not in recipes
+        if board_in_kernel:
             sets.append(gold.answer_rows.needles)
             preds.append(board[0])
             rows.append(board[1])
-        key = ("joined rows", board is not None, tuple(recipes))
+        key = ("joined rows", board_in_kernel, tuple(recipes))
         if key not in gold.protocol_cache:
             gold.protocol_cache[key] = ngram_kernel.NeedleRows.joined(sets)
         joined, offsets = gold.protocol_cache[key]
@@ -388,7 +404,22 @@ class FileWork:
         for i, (r, (pairs, _, _)) in enumerate(zip(recipes, laid)):
             self._parts[("pairs", task, r)] = pairs.with_found(per_set[i], part_rows(gold, r))
         if board is not None:
-            self._parts[("board", task)] = (board, per_set[-1])
+            found = per_set[-1] if board_in_kernel else self._board_recalls(task, per_set[recipes.index(BOARD_RECIPE)])
+            self._parts[("board", task)] = (board, found)
+
+    def _board_recalls(self, task: str, found: np.ndarray) -> np.ndarray:
+        """The recall of each of the board's answers of a task (monolingual: per prediction; cross-lingual:
+        per prediction its query language's, then its documents' language's) from `found`, the counts found
+        of its parts under the board's recipe (BOARD_RECIPE, whose parts are the board's: the same split,
+        normalisation and needles). An answer's row gives each needle of part p the weight 1 / (p's needles
+        x the answer's parts), and the kernel adds a row's weights found one by one in needle order (part by
+        part): adding each part's weight as many times as it has needles found is that very sum, bit for bit."""
+        pairs = self._parts[("pairs", task, BOARD_RECIPE)]
+        parts = pairs.strict_parts if task == "monolingual" else np.stack([pairs.strict_parts, pairs.other_parts], 1).ravel()
+        weight = 1.0 / (part_rows(self.gold, BOARD_RECIPE).size[pairs.row] * np.repeat(parts, parts))
+        out = np.zeros(len(parts))
+        compiled(_repeated_sums)(np.ascontiguousarray(found), weight, np.ascontiguousarray(parts, dtype=np.int64), out)
+        return out
 
     def _both_normalisations(self, task: str, recipes) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
         """(the points the kernel scores this task's pairs on: every prediction board-normalised, then the
