@@ -353,7 +353,8 @@ class FileWork:
 
     def _recalls(self, task: str) -> None:
         """Every pair recall of a task in one kernel call: the pairs of each step recipe, on either
-        normalisation of the predictions, and the board's own (board normalisation). The kernel is given
+        normalisation of the predictions, and the board's own (board normalisation; those the board's
+        recipe's pairs give are derived from them, `_board_recalls`). The kernel is given
         each prediction's board-normalised points, and its script-normalised ones only where they differ
         (for most predictions both normalisations give one text): a prediction's grams are then built once
         for all its pairs. Each pair's recall is the kernel's, however the pairs are grouped, so every step
