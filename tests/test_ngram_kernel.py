@@ -232,3 +232,20 @@ def test_grouped_order_is_the_stable_argsort(seed):
     assert ngram_kernel.grouped_order(pair_pred, predictions).tolist() == np.argsort(pair_pred, kind="stable").tolist()
     with pytest.raises(ValueError):
         ngram_kernel.grouped_order([predictions], predictions)
+
+
+def test_same_texts_and_appended_compare_and_copy_texts_in_place():
+    """Per text whether two layouts hold the same code points (empty texts, other lengths, the read-only UTF-32
+    buffer of text_points beside normalised_points' writable array), and a layout with another's texts appended."""
+    texts = ["Abc", "", "x  y", "ⅻ", "same"]
+    board = ngram_kernel.normalised_points(texts)
+    plain = ngram_kernel.text_points(texts)
+    assert ngram_kernel.same_texts(board, plain).tolist() == [False, True, False, False, True]
+    assert ngram_kernel.same_texts(plain, plain).all()
+    points, starts = ngram_kernel.appended(board, plain, [0, 2, 3])
+    joined = [normalise(t) for t in texts] + ["Abc", "x  y", "ⅻ"]
+    assert [points[starts[i] : starts[i + 1]].tobytes().decode("utf-32-le") for i in range(len(joined))] == joined
+    with pytest.raises(ValueError, match="out of range"):
+        ngram_kernel.appended(board, plain, [5])
+    with pytest.raises(ValueError, match="different numbers"):
+        ngram_kernel.same_texts(board, ngram_kernel.text_points(texts[:2]))

@@ -302,6 +302,60 @@ def _counting_order(pair_pred, start, order):
         start[p] += 1
 
 
+def same_texts(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per text of two layouts of as many texts (`normalised_points`'): whether it has the same code points in
+    both. Compared in place, character by character: no array per character (a file at the size cap holds
+    some 25M characters a task)."""
+    (a_points, a_starts), (b_points, b_starts) = a, b
+    if len(a_starts) != len(b_starts):
+        raise ValueError("the layouts hold different numbers of texts")
+    _check_layout(a_points, a_starts)
+    _check_layout(b_points, b_starts)
+    out = np.empty(len(a_starts) - 1, dtype=np.bool_)
+    compiled(_same_texts)(a_points, a_starts, b_points, b_starts, out)
+    return out
+
+
+def _same_texts(a_points, a_starts, b_points, b_starts, out):
+    for t in range(len(out)):
+        a, b, n = a_starts[t], b_starts[t], a_starts[t + 1] - a_starts[t]
+        same = n == b_starts[t + 1] - b
+        k = 0
+        while same and k < n:
+            same = a_points[a + k] == b_points[b + k]
+            k += 1
+        out[t] = same
+
+
+def appended(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], texts) -> tuple[np.ndarray, np.ndarray]:
+    """Layout `a` followed by the texts `texts` (indices, in order) of layout `b`: text len(a) - 1 + j is
+    b's texts[j]. One array written once (a's points copied, then b's texts'), no index per character."""
+    (a_points, a_starts), (b_points, b_starts) = a, b
+    _check_layout(b_points, b_starts)
+    texts = np.ascontiguousarray(texts, dtype=np.int64)
+    if len(texts) and not (0 <= texts.min() and texts.max() < len(b_starts) - 1):
+        raise ValueError("a text index is out of range")
+    lengths = b_starts[texts + 1] - b_starts[texts]
+    starts = np.concatenate([a_starts, a_starts[-1] + np.cumsum(lengths)])
+    points = np.empty(int(starts[-1]), dtype=np.uint32)
+    points[: a_starts[-1]] = a_points[: a_starts[-1]]
+    compiled(_copy_texts)(b_points, b_starts, texts, points, int(a_starts[-1]))
+    return points, starts
+
+
+def _copy_texts(points, starts, texts, out, at):
+    for t in texts:
+        for i in range(starts[t], starts[t + 1]):
+            out[at] = points[i]
+            at += 1
+
+
+def _check_layout(points, starts) -> None:
+    # the compiled loops do not check bounds
+    if starts[0] != 0 or starts[-1] > len(points) or np.any(np.diff(starts) < 0):
+        raise ValueError("prediction offsets out of order")
+
+
 def pair_arguments(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray], pair_pred, pair_row) -> tuple:
     """The kernel's arguments but `out`, checked: every index in range (the compiled loop does not check bounds)."""
     points, starts = predictions
@@ -313,8 +367,7 @@ def pair_arguments(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray],
         raise ValueError("a pair names a prediction out of range")
     if len(pair_row) and not (0 <= pair_row.min() and pair_row.max() < len(rows)):
         raise ValueError("a pair names a row out of range")
-    if starts[0] != 0 or starts[-1] > len(points) or np.any(np.diff(starts) < 0):
-        raise ValueError("prediction offsets out of order")
+    _check_layout(points, starts)
     return points, starts, pair_pred, pair_row, rows.codes, rows.weights, rows.start, rows.short
 
 
@@ -323,6 +376,10 @@ def warm_up() -> None:
     first submission does not wait for them: both layouts of points, the writable ones of `normalised_points`
     and the read-only UTF-32 buffer of `text_points` (numba compiles each apart)."""
     rows = NeedleRows([(("abc", "é"), (0.5, 0.5))])
-    for points in (normalised_points(["abcé", "x y"]), text_points(["abcé", "x y"])):
+    layouts = (normalised_points(["abcé", "x y"]), text_points(["abcé", "x y"]))
+    for points in layouts:
         recall_pairs(rows, points, [0], [0])
+        for other in layouts:
+            same_texts(points, other)
+            appended(points, other, [1])
     grouped_order([0], 1)

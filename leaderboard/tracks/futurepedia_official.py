@@ -218,21 +218,6 @@ def _repeated_sums(found, weight, parts, out):
         out[g] = total
 
 
-def _same_texts(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Per text of two layouts of as many texts (ngram_kernel.normalised_points'): whether it has the same
-    code points in both."""
-    (a_points, a_starts), (b_points, b_starts) = a, b
-    lengths = np.diff(a_starts)
-    same = lengths == np.diff(b_starts)
-    if same.all() and np.array_equal(a_points, b_points):  # nearly every file: one text either way
-        return same
-    check = np.flatnonzero(same & (lengths > 0))
-    text, a_at, position = _expand(a_starts[check], lengths[check])
-    differs = a_points[a_at] != b_points[b_starts[check][text] + position]
-    same[check[np.unique(text[differs])]] = False
-    return same
-
-
 def _aligned_max(groups: int, width: int, group, position, recall, keep=None) -> np.ndarray:
     """Per group, per part position, the best recall (0 where none): the scripts' code-switch lists."""
     out = np.zeros((groups, max(width, 1)))
@@ -435,17 +420,12 @@ class FileWork:
         count = len(board[1]) - 1
         if script is None:
             return board, np.arange(count)
-        (board_points, board_starts), (script_points, script_starts) = board, script
-        differ = np.flatnonzero(~_same_texts(board, script))
+        differ = np.flatnonzero(~ngram_kernel.same_texts(board, script))
         script_pred = np.arange(count)
         if not len(differ):
             return board, script_pred
         script_pred[differ] = count + np.arange(len(differ))
-        lengths = np.diff(script_starts)[differ]
-        _, source, _ = _expand(script_starts[differ], lengths)
-        points = np.concatenate([board_points, script_points[source]])
-        starts = np.concatenate([board_starts, board_starts[-1] + np.cumsum(lengths)])
-        return (points, starts), script_pred
+        return ngram_kernel.appended(board, script, differ), script_pred
 
 
 def _rows_differ(gold, a: Recipe, b: Recipe) -> np.ndarray:
