@@ -403,8 +403,11 @@ class FileWork:
         pairs = self._parts[("pairs", task, BOARD_RECIPE)]
         parts = pairs.strict_parts if task == "monolingual" else np.stack([pairs.strict_parts, pairs.other_parts], 1).ravel()
         weight = 1.0 / (part_rows(self.gold, BOARD_RECIPE).size[pairs.row] * np.repeat(parts, parts))
+        parts = np.ascontiguousarray(parts, dtype=np.int64)
+        if len(found) != len(weight) or (parts < 0).any() or int(parts.sum()) != len(found):
+            raise ValueError("the board's parts do not match the counts found")  # the compiled loop does not check
         out = np.zeros(len(parts))
-        compiled(_repeated_sums)(np.ascontiguousarray(found), weight, np.ascontiguousarray(parts, dtype=np.int64), out)
+        compiled(_repeated_sums)(np.ascontiguousarray(found), weight, parts, out)
         return out
 
     def _both_normalisations(self, task: str, recipes) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
