@@ -461,7 +461,7 @@ class FuturepediaTrack(Track):
         """The file's FileWork, kept with its predictions (a `Predictions`) so that the board's scoring and
         every protocol step share one: each prediction is normalised once and its grams built once."""
         work = getattr(parsed, "work", None)
-        if work is None or work.gold is not gold or work.parsed is not parsed:
+        if work is None or work.gold is not gold:  # `work` is parsed's own attribute: made for it
             work = FileWork(parsed, gold, _board_layout)
             if isinstance(parsed, Predictions):
                 parsed.work = work
