@@ -550,13 +550,15 @@ def score_official(
             if cells:
                 breakdowns["doc_language"] = cells
             continue
-        num, den, value, included = _unit_sums(task, work, rows, options)
-        n += int(included.sum())
-        answered = np.zeros(len(keys), dtype=bool)
-        answered[work.pairs(task, options.recipe).ks] = True
-        shared: dict = {}  # the task's metrics share `den` and `included`: summed and resampled once
+        num, value = _unit_sums(task, work, rows, options, with_value=not headline_only)
+        sums = _denominators(task, work, rows, options)
+        n += sums.included_count
+        if not headline_only:
+            answered = np.zeros(len(keys), dtype=bool)
+            answered[work.pairs(task, options.recipe).ks] = True
+        shared: dict = {}  # the task's metrics share its denominators' bootstrap: resampled once
         for key in num:
-            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], den, included, gold, not headline_only, shared)
+            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], sums, gold, not headline_only, shared)
             overall[key] = head
             if bounds is not None:
                 ci[key] = bounds
@@ -581,78 +583,124 @@ def score_official(
     )
 
 
-def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options):
-    """Per metric and gold unit (canonical order): what it adds to its language's numerator and its own
-    value; per gold unit what it adds to the denominator (the same for every metric) and whether it counts."""
-    gold = work.gold
-    keys = gold.unit_keys[task]
+def _cells(gold, task: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """(the task's cells: languages, cross-lingual language pairs; per unit in canonical order its cell, and its
+    (record, cell) position in a records x cells table); built once per gold."""
+    key = ("cells", task)
+    cache = gold.protocol_cache
+    if key not in cache:
+        cluster, query, doc = _layout(gold, task)
+        names, cell = (PAIRS, _pair_cell(query, doc)) if task == "crosslingual" else (LANGS, query)
+        cache[key] = names, cell, cluster * len(names) + cell
+    return cache[key]
+
+
+def _part_sums(task: str, pairs: _Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Per prediction: the sum of its answer's part recalls, their mean, and (cross-lingual) the mean of its
+    documents' language answer's. One bincount over (prediction, slot): each sum adds its own pairs' recalls in
+    pair order, as a bincount of that slot's pairs alone does."""
+    count = len(pairs.ks)
+    parts = pairs.strict_parts
+    if task == "crosslingual":
+        both = np.bincount(pairs.group * 2 + pairs.slot, pairs.recall, minlength=2 * count)
+        total, other = both[0::2], both[1::2]
+        other_parts = pairs.other_parts
+        other_mean = np.divide(other, other_parts, out=np.zeros(count), where=other_parts > 0)
+    else:
+        total, other_mean = np.bincount(pairs.group, pairs.recall, minlength=count), None
+    return total, np.divide(total, parts, out=np.zeros(count), where=parts > 0), other_mean
+
+
+def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options, with_value: bool = True):
+    """Per metric and gold unit (canonical order): what it adds to its language's numerator, and (with_value)
+    its own value."""
+    keys = work.gold.unit_keys[task]
     pairs = work.pairs(task, options.recipe)
-    ks, group, position, recall, slot = pairs.ks, pairs.group, pairs.position, pairs.recall, pairs.slot
+    ks, group, position, recall = pairs.ks, pairs.group, pairs.position, pairs.recall
     count = len(ks)
-    parts = pairs.strict_parts.astype(np.float64)
-
-    def part_sums(slot_of: int, counts: np.ndarray):  # per prediction, its answer's sum and mean of part recalls
-        mine = slot == slot_of
-        total = np.bincount(group[mine], recall[mine], minlength=count)
-        return total, np.divide(total, counts, out=np.zeros(count), where=counts > 0)
-
     # steps sharing a recipe (those past short-answers-score) share its pairs, and so these sums
-    strict, mean = work.once(("strict sums", task, options.recipe), lambda: part_sums(0, parts))
+    strict, mean, other_mean = work.once(("part sums", task, options.recipe), lambda: _part_sums(task, pairs))
     names = ("monolingual",) if task == "monolingual" else ("crosslingual_strict", "crosslingual_loose")
     unit_num = {names[0]: mean if options.per_unit else strict}
     if task == "crosslingual":
         if options.per_unit:
-            _, other_mean = work.once(("other sums", task, options.recipe), lambda: part_sums(1, pairs.other_parts))
             unit_num[names[1]] = np.maximum(mean, other_mean)
         else:
             width = int(position.max()) + 1 if len(position) else 1
             unit_num[names[1]] = _aligned_max(count, width, group, position, recall).sum(axis=1)
-    unit_den = np.ones(count) if options.per_unit else parts
     if not options.refusals_are_text:
         refusal = work.refusal(task)
         for key in names:
             unit_num[key] = np.where(refusal, -1.0, unit_num[key])
-        unit_den = np.where(refusal, 1.0, unit_den)
-    included = np.zeros(len(keys), dtype=bool)
-    den = np.zeros(len(keys))
-    if options.count_missing:
-        included[:] = True
-        all_record, all_query, _ = _layout(gold, task)
-        den[:] = 1.0 if options.per_unit else rows.ori_count[all_record, all_query]
-    included[ks] = True
-    den[ks] = unit_den
     num, value = {}, {}
+    unit_den = _denominators(task, work, rows, options).unit_den
     for key in names:
         num[key] = np.zeros(len(keys))
         num[key][ks] = unit_num[key]
-        value[key] = np.zeros(len(keys))
-        value[key][ks] = np.divide(unit_num[key], unit_den, out=np.zeros(count), where=unit_den > 0)
-    return num, den, value, included
+        if with_value:
+            value[key] = np.zeros(len(keys))
+            value[key][ks] = np.divide(unit_num[key], unit_den, out=np.zeros(count), where=unit_den > 0)
+    return num, value
 
 
-def _hierarchical(
-    task: str, num: np.ndarray, den: np.ndarray, included: np.ndarray, gold, with_ci: bool = True, shared: dict | None = None
-):
+@dataclass(frozen=True)
+class _Denominators:
+    """What a task's metrics share under one step's options: per gold unit (canonical order) what it adds to
+    the denominator and whether it counts; per cell the included units' denominators and how many there are."""
+
+    unit_den: np.ndarray  # per prediction
+    den: np.ndarray
+    included: np.ndarray
+    included_count: int
+    cell_den: np.ndarray
+    counted: np.ndarray
+
+
+def _denominators(task: str, work: FileWork, rows: PartRows, options: _Options) -> _Denominators:
+    """Shared by the steps that agree on them: mean-per-unit's denominators do not depend on the recipe."""
+    recipe = None if options.per_unit else options.recipe
+    key = ("denominators", task, recipe, options.per_unit, options.refusals_are_text, options.count_missing)
+
+    def compute():
+        gold = work.gold
+        keys = gold.unit_keys[task]
+        pairs = work.pairs(task, options.recipe)
+        ks = pairs.ks
+        unit_den = np.ones(len(ks)) if options.per_unit else pairs.strict_parts.astype(np.float64)
+        if not options.refusals_are_text:
+            unit_den = np.where(work.refusal(task), 1.0, unit_den)
+        included = np.zeros(len(keys), dtype=bool)
+        den = np.zeros(len(keys))
+        if options.count_missing:
+            included[:] = True
+            all_record, all_query, _ = _layout(gold, task)
+            den[:] = 1.0 if options.per_unit else rows.ori_count[all_record, all_query]
+        included[ks] = True
+        den[ks] = unit_den
+        names, cell, _ = _cells(gold, task)
+        counted = work.once(
+            ("counted", task, options.count_missing),
+            lambda: np.bincount(cell, included.astype(np.float64), minlength=len(names)),
+        )
+        cell_den = np.bincount(cell, np.where(included, den, 0.0), minlength=len(names))
+        return _Denominators(unit_den, den, included, int(included.sum()), cell_den, counted)
+
+    return work.once(key, compute)
+
+
+def _hierarchical(task: str, num: np.ndarray, sums: _Denominators, gold, with_ci: bool = True, shared: dict | None = None):
     """(headline, {language: value}, {pair: value}, CI): per cell (a language; cross-lingual: a language
     pair) the included units' numerators over their denominators; a cross-lingual language is the mean of
     its pairs; the headline the mean of the languages. Cells without a unit are left out at each level.
     The CI resamples record ids (all units of an id together) with the board's bootstrap plan. Without
-    `with_ci` (a headline-only step): no CI (None) and no per-cell values ({})."""
-    cluster, query, doc = _layout(gold, task)
-    if task == "crosslingual":
-        names, cell = PAIRS, _pair_cell(query, doc)
-    else:
-        names, cell = LANGS, query
+    `with_ci` (a headline-only step): no CI (None) and no per-cell values ({}).
+
+    A cell's sums are its units' in canonical order (record-major): a unit is alone in its (record, cell), so
+    this is the sum over records of the records x cells table the bootstrap resamples, bit for bit."""
+    names, cell, flat = _cells(gold, task)
     per_query = len(names) // len(LANGS)  # a language's cells are one block of the cells, in order
-    flat = cluster * len(names) + cell
-    size = len(gold.records) * len(names)
-    shared = {} if shared is None else shared  # what `den` and `included` give, for the task's other metrics
-    if "den" not in shared:
-        shared["counted"] = np.bincount(cell, included.astype(np.float64), minlength=len(names))
-        shared["den"] = np.bincount(flat, np.where(included, den, 0.0), minlength=size).reshape(len(gold.records), len(names))
-    counted, cluster_den = shared["counted"], shared["den"]
-    num = np.where(included, num, 0.0)
-    cluster_num = np.bincount(flat, num, minlength=size).reshape(len(gold.records), len(names))
+    counted = sums.counted
+    num = np.where(sums.included, num, 0.0)
 
     def levels(cell_num, cell_den):
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -660,18 +708,23 @@ def _hierarchical(
         per_lang = _nanmean(ratio.reshape(*ratio.shape[:-1], len(LANGS), per_query))
         return ratio, per_lang, _nanmean(per_lang)
 
-    ratio, per_lang, head = levels(cluster_num.sum(axis=0), cluster_den.sum(axis=0))
+    ratio, per_lang, head = levels(np.bincount(cell, num, minlength=len(names)), sums.cell_den)
     cells = {name: _value(ratio[j]) for j, name in enumerate(names) if counted[j] > 0} if with_ci else {}
     langs = {q: _value(per_lang[j]) for j, q in enumerate(LANGS) if not np.isnan(per_lang[j])}
     if np.isnan(head):
         return None, langs, cells, None
     if not with_ci:
         return float(head), langs, cells, None
-    counts = BootstrapPlan.for_sizes((len(gold.records),)).strata[0]
+    shared = {} if shared is None else shared  # the resampled denominators, for the task's other metrics
+    records = len(gold.records)
+    size = records * len(names)
+    cluster_num = np.bincount(flat, num, minlength=size).reshape(records, len(names))
+    counts = BootstrapPlan.for_sizes((records,)).strata[0]
     with one_blas_thread():
         num = counts @ cluster_num
         if "resampled den" not in shared:
-            shared["resampled den"] = counts @ cluster_den
+            den = np.where(sums.included, sums.den, 0.0)
+            shared["resampled den"] = counts @ np.bincount(flat, den, minlength=size).reshape(records, len(names))
     _, _, replicates = levels(num, shared["resampled den"])
     if np.isfinite(replicates).all():  # numpy's own arithmetic either way (the same bits), without its overhead
         low, high = percentiles(replicates, (2.5, 97.5))
