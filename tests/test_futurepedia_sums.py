@@ -1,0 +1,42 @@
+"""futurepedia_official's column-at-a-time sums are numpy's own row sums and NaN means, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from leaderboard.tracks.futurepedia_official import _nanmean, _row_sums
+
+
+def _values(rng, shape) -> np.ndarray:
+    """Values over many magnitudes, with signed zeros, NaN and infinities among them."""
+    a = rng.standard_normal(shape) * 10.0 ** rng.integers(-12, 12, shape)
+    u = rng.random(shape)
+    a[u < 0.05] = -0.0
+    a[(u >= 0.05) & (u < 0.1)] = 0.0
+    a[(u >= 0.1) & (u < 0.12)] = np.nan
+    a[(u >= 0.12) & (u < 0.125)] = np.inf
+    return a
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    nan = np.isnan(a)
+    return bool(np.array_equal(nan, np.isnan(b)) and np.array_equal(a[~nan].view(np.int64), b[~nan].view(np.int64)))
+
+
+@pytest.mark.parametrize("width", [*range(0, 26), 31, 32, 33, 63, 64, 65, 127, 128, 129, 200])
+def test_row_sums_are_numpys(width):
+    rng = np.random.default_rng(width)
+    for rows in (1, 63, 64, 1000):
+        values = _values(rng, (rows, width))
+        assert _same_bits(_row_sums(values), values.sum(axis=1)), (rows, width)
+
+
+@pytest.mark.parametrize("shape", [(8,), (8, 7), (1000, 8), (1000, 8, 7), (1000, 8, 1), (3, 64, 9)])
+def test_nanmean_is_numpys_arithmetic(shape):
+    values = _values(np.random.default_rng(len(shape)), shape)
+    ok = ~np.isnan(values)
+    count = ok.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.where(count > 0, np.where(ok, values, 0.0).sum(axis=-1) / np.maximum(count, 1), np.nan)
+    assert _same_bits(_nanmean(values), expected)
