@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leaderboard.tracks.futurepedia_official import _nanmean, _row_sums
+from leaderboard.tracks.futurepedia_official import _levels, _nanmean, _row_sums, _sum_of, _variance
 
 
 def _values(rng, shape) -> np.ndarray:
@@ -40,3 +40,30 @@ def test_nanmean_is_numpys_arithmetic(shape):
     with np.errstate(invalid="ignore", divide="ignore"):
         expected = np.where(count > 0, np.where(ok, values, 0.0).sum(axis=-1) / np.maximum(count, 1), np.nan)
     assert _same_bits(_nanmean(values), expected)
+
+
+@pytest.mark.parametrize("n", [*range(1, 26), 64, 127, 128, 129, 300])
+def test_python_sums_and_variances_are_numpys(n):
+    rng = np.random.default_rng(100 + n)
+    for _ in range(200):
+        values = _values(rng, n).tolist()
+        assert _same_bits(np.array([_sum_of(values)]), np.array([np.add.reduce(np.array(values))]))
+        finite = [v for v in values if np.isfinite(v)] or [1.0]
+        with np.errstate(invalid="ignore", over="ignore"):
+            assert _same_bits(np.array([_variance(finite)]), np.array([np.var(finite)]))
+
+
+@pytest.mark.parametrize("per_query", [1, 7])
+def test_levels_are_the_arrays_levels(per_query):
+    rng = np.random.default_rng(per_query)
+    for _ in range(300):
+        cells = 8 * per_query
+        num = rng.standard_normal(cells) * rng.random()
+        den = rng.integers(0, 3, cells).astype(np.float64)
+        counted = rng.integers(0, 2, cells).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where((den > 0) & (counted > 0), num / den, np.nan)
+        per_lang = _nanmean(ratio.reshape(8, per_query))
+        got = _levels(num.tolist(), den, counted, per_query)
+        assert _same_bits(np.array(got[0]), ratio) and _same_bits(np.array(got[1]), per_lang)
+        assert _same_bits(np.array([got[2]]), np.array([_nanmean(per_lang)]))

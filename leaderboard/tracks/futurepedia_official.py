@@ -17,6 +17,7 @@ holds per document language `selection_recall` (mean recall of that language's r
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from itertools import chain, permutations
 
@@ -563,7 +564,7 @@ def score_official(
             if bounds is not None:
                 ci[key] = bounds
             present = [v for v in per_lang.values() if v is not None]
-            overall[f"{key}_var"] = float(np.var(present)) if present else None
+            overall[f"{key}_var"] = _variance(present) if present else None
             if headline_only:  # a step's breakdowns and units are never read
                 continue
             for q, v in per_lang.items():
@@ -702,19 +703,13 @@ def _hierarchical(task: str, num: np.ndarray, sums: _Denominators, gold, with_ci
     counted = sums.counted
     num = np.where(sums.included, num, 0.0)
 
-    def levels(cell_num, cell_den):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.where((cell_den > 0) & (counted > 0), cell_num / cell_den, np.nan)
-        per_lang = _nanmean(ratio.reshape(*ratio.shape[:-1], len(LANGS), per_query))
-        return ratio, per_lang, _nanmean(per_lang)
-
-    ratio, per_lang, head = levels(np.bincount(cell, num, minlength=len(names)), sums.cell_den)
+    ratio, per_lang, head = _levels(np.bincount(cell, num, minlength=len(names)).tolist(), sums.cell_den, counted, per_query)
     cells = {name: _value(ratio[j]) for j, name in enumerate(names) if counted[j] > 0} if with_ci else {}
-    langs = {q: _value(per_lang[j]) for j, q in enumerate(LANGS) if not np.isnan(per_lang[j])}
-    if np.isnan(head):
+    langs = {q: v for q, v in zip(LANGS, per_lang) if v == v}
+    if head != head:
         return None, langs, cells, None
     if not with_ci:
-        return float(head), langs, cells, None
+        return head, langs, cells, None
     shared = {} if shared is None else shared  # the resampled denominators, for the task's other metrics
     records = len(gold.records)
     size = records * len(names)
@@ -725,12 +720,63 @@ def _hierarchical(task: str, num: np.ndarray, sums: _Denominators, gold, with_ci
         if "resampled den" not in shared:
             den = np.where(sums.included, sums.den, 0.0)
             shared["resampled den"] = counts @ np.bincount(flat, den, minlength=size).reshape(records, len(names))
-    _, _, replicates = levels(num, shared["resampled den"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where((shared["resampled den"] > 0) & (counted > 0), num / shared["resampled den"], np.nan)
+    replicates = _nanmean(_nanmean(ratio.reshape(len(ratio), len(LANGS), per_query)))
     if np.isfinite(replicates).all():  # numpy's own arithmetic either way (the same bits), without its overhead
         low, high = percentiles(replicates, (2.5, 97.5))
     else:
         low, high = np.nanpercentile(replicates, [2.5, 97.5])
-    return float(head), langs, cells, [float(low), float(high)]
+    return head, langs, cells, [float(low), float(high)]
+
+
+def _levels(cell_num: list[float], cell_den: np.ndarray, counted: np.ndarray, per_query: int):
+    """(per cell its numerator over its denominator, NaN without one or without a unit; per language the
+    mean of its cells that are not NaN, NaN when none is; the mean of the languages that are not NaN) in
+    Python floats: numpy's own arithmetic on a few values (`_nanmean` of them: a NaN adds 0.0 in its place
+    and does not count), without a numpy call per level."""
+    nan = math.nan
+    ratio = [n / d if d > 0 and c > 0 else nan for n, d, c in zip(cell_num, cell_den.tolist(), counted.tolist())]
+    per_lang = [_mean_of(ratio[i : i + per_query]) for i in range(0, len(ratio), per_query)]
+    return ratio, per_lang, _mean_of(per_lang)
+
+
+def _mean_of(values: list[float]) -> float:
+    """_nanmean of a few values, in Python floats."""
+    count = sum(1 for v in values if v == v)
+    return _sum_of([v if v == v else 0.0 for v in values]) / count if count else math.nan
+
+
+def _sum_of(values: list[float]) -> float:
+    """np.add.reduce of a list of floats, bit for bit: `_row_sums`'s order, in Python floats."""
+    n = len(values)
+    if n < 8:
+        total = 0.0
+        for v in values:
+            total += v
+        return total
+    if n > _PAIRWISE_BLOCK:
+        return float(np.add.reduce(np.asarray(values, dtype=np.float64)))
+    r = values[:8]
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            r[j] += values[i + j]
+        i += 8
+    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    for v in values[i:]:
+        total += v
+    return 0.0 + total
+
+
+def _variance(values: list[float]) -> float:
+    """np.var of a few floats (its arithmetic: the mean, then the mean of the squared deviations), bit for bit."""
+    n = len(values)
+    if n > _PAIRWISE_BLOCK:
+        return float(np.var(values))
+    mean = _sum_of(values) / n
+    deviations = [v - mean for v in values]
+    return _sum_of([d * d for d in deviations]) / n
 
 
 def _nanmean(values: np.ndarray):
@@ -779,7 +825,7 @@ _COLUMNS_FROM = 64  # rows: fewer are summed by numpy itself (a call per column 
 
 
 def _value(x) -> float | None:
-    return None if np.isnan(x) else float(x)
+    return None if x != x else float(x)
 
 
 def _selection(work: FileWork, rows: PartRows, options: _Options) -> tuple[dict, int]:
