@@ -559,7 +559,7 @@ def score_official(
             answered[work.pairs(task, options.recipe).ks] = True
         shared: dict = {}  # the task's metrics share its denominators' bootstrap: resampled once
         for key in num:
-            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], sums, gold, not headline_only, shared)
+            head, per_lang, per_cell, bounds = _hierarchical(task, num[key], sums, work, not headline_only, shared)
             overall[key] = head
             if bounds is not None:
                 ci[key] = bounds
@@ -613,8 +613,8 @@ def _part_sums(task: str, pairs: _Pairs) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options, with_value: bool = True):
-    """Per metric and gold unit (canonical order): what it adds to its language's numerator, and (with_value)
-    its own value."""
+    """Per metric: per prediction what it adds to its cell's numerator, and (with_value) per gold unit
+    (canonical order) its own value."""
     keys = work.gold.unit_keys[task]
     pairs = work.pairs(task, options.recipe)
     ks, group, position, recall = pairs.ks, pairs.group, pairs.position, pairs.recall
@@ -633,15 +633,13 @@ def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options, wit
         refusal = work.refusal(task)
         for key in names:
             unit_num[key] = np.where(refusal, -1.0, unit_num[key])
-    num, value = {}, {}
-    unit_den = _denominators(task, work, rows, options).unit_den
-    for key in names:
-        num[key] = np.zeros(len(keys))
-        num[key][ks] = unit_num[key]
-        if with_value:
+    value = {}
+    if with_value:
+        unit_den = _denominators(task, work, rows, options).unit_den
+        for key in names:
             value[key] = np.zeros(len(keys))
             value[key][ks] = np.divide(unit_num[key], unit_den, out=np.zeros(count), where=unit_den > 0)
-    return num, value
+    return unit_num, value
 
 
 @dataclass(frozen=True)
@@ -658,9 +656,13 @@ class _Denominators:
 
 
 def _denominators(task: str, work: FileWork, rows: PartRows, options: _Options) -> _Denominators:
-    """Shared by the steps that agree on them: mean-per-unit's denominators do not depend on the recipe."""
-    recipe = None if options.per_unit else options.recipe
-    key = ("denominators", task, recipe, options.per_unit, options.refusals_are_text, options.count_missing)
+    """Shared by the steps that agree on them: a unit's parts are its answer's split, which depends on the
+    recipe's normalisation alone (nale.split_answer); with mean-per-unit every denominator is 1, a refusal's
+    too."""
+    if options.per_unit:
+        key = ("denominators", task, "per unit", options.count_missing)
+    else:
+        key = ("denominators", task, options.recipe.board_normalisation, options.refusals_are_text, options.count_missing)
 
     def compute():
         gold = work.gold
@@ -689,21 +691,27 @@ def _denominators(task: str, work: FileWork, rows: PartRows, options: _Options) 
     return work.once(key, compute)
 
 
-def _hierarchical(task: str, num: np.ndarray, sums: _Denominators, gold, with_ci: bool = True, shared: dict | None = None):
+def _hierarchical(
+    task: str, unit_num: np.ndarray, sums: _Denominators, work: FileWork, with_ci: bool = True, shared: dict | None = None
+):
     """(headline, {language: value}, {pair: value}, CI): per cell (a language; cross-lingual: a language
     pair) the included units' numerators over their denominators; a cross-lingual language is the mean of
     its pairs; the headline the mean of the languages. Cells without a unit are left out at each level.
     The CI resamples record ids (all units of an id together) with the board's bootstrap plan. Without
     `with_ci` (a headline-only step): no CI (None) and no per-cell values ({}).
 
-    A cell's sums are its units' in canonical order (record-major): a unit is alone in its (record, cell), so
-    this is the sum over records of the records x cells table the bootstrap resamples, bit for bit."""
+    `unit_num`: per prediction, what it adds to its cell's numerator. A cell's sums are its units' in canonical
+    order (record-major; a unit without a prediction adds 0.0 to a sum that is never -0.0: nothing), and a unit
+    is alone in its (record, cell): the sum over records of the records x cells table the bootstrap resamples,
+    bit for bit."""
+    gold = work.gold
     names, cell, flat = _cells(gold, task)
     per_query = len(names) // len(LANGS)  # a language's cells are one block of the cells, in order
     counted = sums.counted
-    num = np.where(sums.included, num, 0.0)
-
-    ratio, per_lang, head = _levels(np.bincount(cell, num, minlength=len(names)).tolist(), sums.cell_den, counted, per_query)
+    cells_of, order = work.once(("canonical cells", task), lambda: _canonical_cells(work.positions(task), cell))
+    in_order = unit_num if order is None else unit_num[order]
+    cell_num = np.bincount(cells_of, in_order, minlength=len(names)).tolist()
+    ratio, per_lang, head = _levels(cell_num, sums.cell_den, counted, per_query)
     cells = {name: _value(ratio[j]) for j, name in enumerate(names) if counted[j] > 0} if with_ci else {}
     langs = {q: v for q, v in zip(LANGS, per_lang) if v == v}
     if head != head:
@@ -713,7 +721,9 @@ def _hierarchical(task: str, num: np.ndarray, sums: _Denominators, gold, with_ci
     shared = {} if shared is None else shared  # the resampled denominators, for the task's other metrics
     records = len(gold.records)
     size = records * len(names)
-    cluster_num = np.bincount(flat, num, minlength=size).reshape(records, len(names))
+    num = np.zeros(len(cell))
+    num[work.positions(task)] = unit_num
+    cluster_num = np.bincount(flat, np.where(sums.included, num, 0.0), minlength=size).reshape(records, len(names))
     counts = BootstrapPlan.for_sizes((records,)).strata[0]
     with one_blas_thread():
         num = counts @ cluster_num
@@ -728,6 +738,14 @@ def _hierarchical(task: str, num: np.ndarray, sums: _Denominators, gold, with_ci
     else:
         low, high = np.nanpercentile(replicates, [2.5, 97.5])
     return head, langs, cells, [float(low), float(high)]
+
+
+def _canonical_cells(ks: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the cell of each prediction in canonical order; the predictions' order, None when they are in it)."""
+    if len(ks) < 2 or bool((ks[1:] > ks[:-1]).all()):
+        return cell[ks], None
+    order = np.argsort(ks, kind="stable")
+    return cell[ks[order]], order
 
 
 def _levels(cell_num: list[float], cell_den: np.ndarray, counted: np.ndarray, per_query: int):
