@@ -219,27 +219,35 @@ def _repeated_sums(found, weight, parts, out):
         out[g] = total
 
 
-def _aligned_max(groups: int, width: int, group, position, recall, keep=None) -> np.ndarray:
-    """Per group, per part position, the best recall (0 where none): the scripts' code-switch lists."""
+def _aligned_max(groups: int, width: int, group, position, recall, limit=None) -> np.ndarray:
+    """Per group, per part position, the best recall (0 where none): the scripts' code-switch lists; with
+    `limit`, only the pairs at a position under their group's limit."""
     out = np.zeros((groups, max(width, 1)))
-    if keep is not None:
-        group, position, recall = group[keep], position[keep], recall[keep]
-    if len(group) and not (
-        0 <= group.min() and group.max() < out.shape[0] and 0 <= position.min() and position.max() < out.shape[1]
-    ):
-        raise ValueError("a pair's group or position is outside the table")  # the compiled loop does not check
+    if limit is None:
+        limit = np.full(groups, out.shape[1], dtype=np.int64)
     args = (np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(position, dtype=np.int64))
-    compiled(_scatter_max)(out, *args, np.ascontiguousarray(recall, dtype=np.float64))
+    recall = np.ascontiguousarray(recall, dtype=np.float64)
+    if not compiled(_scatter_max)(out, *args, recall, np.ascontiguousarray(limit, dtype=np.int64)):
+        raise ValueError("a pair's group or position is outside the table")
     return out
 
 
-def _scatter_max(out, group, position, recall):
-    """out[group[e], position[e]] = max(itself, recall[e]) for each e in turn, NaN winning: what
-    np.maximum.at does, without its per-element dispatch (a third of a file's official scoring)."""
+def _scatter_max(out, group, position, recall, limit) -> bool:
+    """out[group[e], position[e]] = max(itself, recall[e]) for each e in turn whose position is under its
+    group's limit, NaN winning: what np.maximum.at does, without its per-element dispatch (a third of a file's
+    official scoring), nor a pass per array to select and check the pairs. False (out left part-filled) when a
+    group or a kept position is outside the table: the compiled loop checks its own indices."""
+    rows, width = out.shape
     for e in range(len(group)):
         g, p, v = group[e], position[e], recall[e]
-        if v > out[g, p] or v != v:
-            out[g, p] = v
+        if g < 0 or g >= rows or p < 0:
+            return False
+        if p < limit[g]:
+            if p >= width:
+                return False
+            if v > out[g, p] or v != v:
+                out[g, p] = v
+    return True
 
 
 class FileWork:
@@ -849,31 +857,39 @@ def _value(x) -> float | None:
 def _selection(work: FileWork, rows: PartRows, options: _Options) -> tuple[dict, int]:
     """Per offered document language: the mean recall of its replaced answer ({"selection_recall",
     "offered"}), and how many units were scored. A refusal is left out (eval_multi.py records nothing for
-    it); a unit without a record names no document language, so it has no place in these means."""
+    it); a unit without a record names no document language, so it has no place in these means. A kept
+    group's row of the table is its own pairs' whichever groups are beside it, and the kept groups' rows are
+    summed in their order, as the table of the kept groups alone."""
     p = work.pairs("selection", options.recipe)
     unit, lang, record, counts, cell, position, recall = p.unit, p.lang, p.record, p.counts, p.cell, p.position, p.recall
+    group, groups = p.group, len(unit)
     scored = len(work.parsed["selection"])
-    if not options.refusals_are_text:  # the refusals' groups and pairs dropped, the others renumbered in order
+    kept_group = None  # the groups of the predictions scored (None: all of them)
+    if not options.refusals_are_text:
         kept = ~work.refusal("selection")
         scored = int(kept.sum())
         if not scored:
             return {}, 0
-        kept_group = kept[unit]
-        kept_pair = kept_group[p.group]
-        renumbered = np.cumsum(kept_group) - 1
-        unit, lang, record, counts = unit[kept_group], lang[kept_group], record[kept_group], counts[kept_group]
-        cell = renumbered[p.group[kept_pair]] * len(LANGS) + cell[kept_pair] % len(LANGS)
-        position, recall = position[kept_pair], recall[kept_pair]
-    group = cell // len(LANGS)
-    groups = len(unit)
+        if scored < len(kept):
+            kept_group = kept[unit]
     if options.per_unit:  # f(d): the best answer language's mean over its parts (0 without an answer)
+        if kept_group is not None:  # the refusals' groups and pairs dropped, the others renumbered in order
+            kept_pair = kept_group[group]
+            renumbered = np.cumsum(kept_group) - 1
+            unit, lang, counts = unit[kept_group], lang[kept_group], counts[kept_group]
+            cell = renumbered[group[kept_pair]] * len(LANGS) + cell[kept_pair] % len(LANGS)
+            recall = recall[kept_pair]
         sums = np.bincount(cell, recall, minlength=counts.size)
         means = np.divide(sums, counts.ravel(), out=np.zeros(counts.size), where=counts.ravel() > 0)
-        num, den = means.reshape(counts.shape).max(axis=1), np.ones(groups)
+        num, den = means.reshape(counts.shape).max(axis=1), np.ones(len(unit))
     else:  # position by position over the first answer language's parts; [0] without an answer
         limit = np.where(rows.new_answers[record, lang] > 0, counts[:, 0], 1)
-        keep = position < limit[group]
-        num = _row_sums(_aligned_max(groups, int(limit.max()), group, position, recall, keep=keep))
+        if kept_group is None:
+            num = _row_sums(_aligned_max(groups, int(limit.max()), group, position, recall, limit))
+        else:  # a refusal's group keeps no pair (limit 0), and its row is then dropped
+            width = int(limit[kept_group].max())
+            table = _aligned_max(groups, width, group, position, recall, np.where(kept_group, limit, 0))
+            num, limit, lang = _row_sums(table)[kept_group], limit[kept_group], lang[kept_group]
         den = limit.astype(np.float64)
     total = np.bincount(lang, num, minlength=len(LANGS))
     weight = np.bincount(lang, den, minlength=len(LANGS))
