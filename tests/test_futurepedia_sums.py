@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leaderboard.tracks.futurepedia_official import _levels, _nanmean, _row_sums, _sum_of, _variance
+from leaderboard.metrics.compiled import available
+from leaderboard.tracks import futurepedia_official
+from leaderboard.tracks.futurepedia_official import _levels, _nanmean, _replicate_levels, _row_sums, _sum_of, _variance
 
 
 def _values(rng, shape) -> np.ndarray:
@@ -67,3 +69,20 @@ def test_levels_are_the_arrays_levels(per_query):
         got = _levels(num.tolist(), den, counted, per_query)
         assert _same_bits(np.array(got[0]), ratio) and _same_bits(np.array(got[1]), per_lang)
         assert _same_bits(np.array([got[2]]), np.array([_nanmean(per_lang)]))
+
+
+@pytest.mark.skipif(not available(), reason="numba is not installed")
+@pytest.mark.parametrize("per_query", [1, 7])
+def test_compiled_replicate_levels_are_the_arrays(per_query, monkeypatch):
+    rng = np.random.default_rng(7 + per_query)
+    cells = 8 * per_query
+    num = _values(rng, (1000, cells))
+    den = rng.integers(0, 3, (1000, cells)).astype(np.float64)
+    den[rng.random((1000, cells)) < 0.3] = 0.0
+    den[:5] = 0.0  # replicates without any cell
+    den[5:10, per_query:] = 0.0  # one language only
+    counted = rng.integers(0, 2, cells).astype(np.float64)
+    counted[:per_query] = 1.0
+    compiled = _replicate_levels(num, den, counted, per_query)
+    monkeypatch.setattr(futurepedia_official, "available", lambda: False)
+    assert _same_bits(compiled, _replicate_levels(num, den, counted, per_query))

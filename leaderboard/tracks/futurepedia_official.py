@@ -24,7 +24,7 @@ from itertools import chain, permutations
 import numpy as np
 
 from ..metrics import ngram_kernel
-from ..metrics.compiled import compiled
+from ..metrics.compiled import available, compiled
 from ..metrics.nale import Recipe, part_row, refusals, script_points, split_answer
 from ..metrics.stats import BootstrapPlan, one_blas_thread, percentiles
 from .base import Deviation, Scores
@@ -738,14 +738,75 @@ def _hierarchical(
         if "resampled den" not in shared:
             den = np.where(sums.included, sums.den, 0.0)
             shared["resampled den"] = counts @ np.bincount(flat, den, minlength=size).reshape(records, len(names))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where((shared["resampled den"] > 0) & (counted > 0), num / shared["resampled den"], np.nan)
-    replicates = _nanmean(_nanmean(ratio.reshape(len(ratio), len(LANGS), per_query)))
+    replicates = _replicate_levels(num, shared["resampled den"], counted, per_query)
     if np.isfinite(replicates).all():  # numpy's own arithmetic either way (the same bits), without its overhead
         low, high = percentiles(replicates, (2.5, 97.5))
     else:
         low, high = np.nanpercentile(replicates, [2.5, 97.5])
     return head, langs, cells, [float(low), float(high)]
+
+
+def _replicate_levels(num: np.ndarray, den: np.ndarray, counted: np.ndarray, per_query: int) -> np.ndarray:
+    """Per replicate (a row of the resampled cell sums), its headline: `_levels`'s arithmetic, by the compiled
+    loop when numba is there, else as arrays."""
+    if available() and per_query < 8 and len(LANGS) <= _PAIRWISE_BLOCK:
+        out = np.empty(len(num))
+        compiled(_levels_loop)(np.ascontiguousarray(num), np.ascontiguousarray(den), counted.astype(np.float64), per_query, out)
+        return out
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where((den > 0) & (counted > 0), num / den, np.nan)
+    return _nanmean(_nanmean(ratio.reshape(len(ratio), len(LANGS), per_query)))
+
+
+def _levels_loop(num, den, counted, per_query, out):
+    """out[i] = the headline of row i of the cell sums: a cell's ratio (NaN without a denominator or a unit),
+    a language's mean of its cells that are not NaN (added one by one from 0.0: fewer than 8 per language),
+    the mean of the languages that are not NaN, each NaN adding 0.0 in its place: numpy's order for a row of
+    n values (from 0.0 one by one under 8, else 8 running sums joined pairwise, the rest one by one)."""
+    rows, cells = num.shape
+    langs = cells // per_query
+    per_lang = np.empty(langs)
+    for i in range(rows):
+        for q in range(langs):
+            total = 0.0
+            count = 0
+            for c in range(q * per_query, (q + 1) * per_query):
+                if den[i, c] > 0 and counted[c] > 0:
+                    v = num[i, c] / den[i, c]
+                    if v == v:
+                        total += v
+                        count += 1
+            per_lang[q] = total / count if count > 0 else np.nan
+        count = 0
+        for q in range(langs):
+            if per_lang[q] == per_lang[q]:
+                count += 1
+            else:
+                per_lang[q] = 0.0
+        if langs < 8:
+            total = 0.0
+            for q in range(langs):
+                total += per_lang[q]
+        else:
+            r0, r1, r2, r3 = per_lang[0], per_lang[1], per_lang[2], per_lang[3]
+            r4, r5, r6, r7 = per_lang[4], per_lang[5], per_lang[6], per_lang[7]
+            q = 8
+            while q < langs - langs % 8:
+                r0 += per_lang[q]
+                r1 += per_lang[q + 1]
+                r2 += per_lang[q + 2]
+                r3 += per_lang[q + 3]
+                r4 += per_lang[q + 4]
+                r5 += per_lang[q + 5]
+                r6 += per_lang[q + 6]
+                r7 += per_lang[q + 7]
+                q += 8
+            total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+            while q < langs:
+                total += per_lang[q]
+                q += 1
+            total = 0.0 + total
+        out[i] = total / count if count > 0 else np.nan
 
 
 def _canonical_cells(ks: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
