@@ -86,3 +86,18 @@ def test_compiled_replicate_levels_are_the_arrays(per_query, monkeypatch):
     compiled = _replicate_levels(num, den, counted, per_query)
     monkeypatch.setattr(futurepedia_official, "available", lambda: False)
     assert _same_bits(compiled, _replicate_levels(num, den, counted, per_query))
+
+
+def test_resampled_denominators_are_the_product_of_their_own_table():
+    from types import SimpleNamespace
+
+    from leaderboard.tracks.futurepedia_official import _RESAMPLED_KEPT, _resampled_denominators
+
+    gold = SimpleNamespace(protocol_cache={})
+    rng = np.random.default_rng(3)
+    counts = rng.integers(0, 4, (50, 20)).astype(np.float64)
+    tables = [rng.integers(0, 3, (20, 7)).astype(np.float64) for _ in range(_RESAMPLED_KEPT + 2)]
+    for _ in range(2):  # computed, then found again (the oldest dropped and computed anew)
+        for den in tables:
+            assert _same_bits(_resampled_denominators(gold, "crosslingual", counts, den.copy()), counts @ den)
+    assert len(gold.protocol_cache[("resampled denominators", "crosslingual")]) == _RESAMPLED_KEPT

@@ -736,14 +736,32 @@ def _hierarchical(
     with one_blas_thread():
         num = counts @ cluster_num
         if "resampled den" not in shared:
-            den = np.where(sums.included, sums.den, 0.0)
-            shared["resampled den"] = counts @ np.bincount(flat, den, minlength=size).reshape(records, len(names))
+            den = np.bincount(flat, np.where(sums.included, sums.den, 0.0), minlength=size).reshape(records, len(names))
+            shared["resampled den"] = _resampled_denominators(gold, task, counts, den)
     replicates = _replicate_levels(num, shared["resampled den"], counted, per_query)
     if np.isfinite(replicates).all():  # numpy's own arithmetic either way (the same bits), without its overhead
         low, high = percentiles(replicates, (2.5, 97.5))
     else:
         low, high = np.nanpercentile(replicates, [2.5, 97.5])
     return head, langs, cells, [float(low), float(high)]
+
+
+def _resampled_denominators(gold, task: str, counts: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """counts @ den, kept for the gold's last few distinct tables: the denominators are the answers' parts
+    (or 1s), changed only by a file's refusals and missing units, so files without either share one (a
+    product of 1,000 x records x cells). Looked up by the table's bytes: the same bits in, the same bits out."""
+    kept = gold.protocol_cache.setdefault(("resampled denominators", task), [])
+    key = den.tobytes()
+    for bits, resampled in list(kept):  # (a copy: another thread's file may add one meanwhile)
+        if bits == key:
+            return resampled
+    resampled = counts @ den
+    kept.insert(0, (key, resampled))  # the newest first, the oldest dropped
+    del kept[_RESAMPLED_KEPT:]
+    return resampled
+
+
+_RESAMPLED_KEPT = 4  # tables per task (~0.5 MB each for cross-lingual on the published gold)
 
 
 def _replicate_levels(num: np.ndarray, den: np.ndarray, counted: np.ndarray, per_query: int) -> np.ndarray:
