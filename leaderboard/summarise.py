@@ -173,14 +173,22 @@ def _resampled(matrix: np.ndarray, layout: _Layout):
 
 
 def _means_by(values: Mapping[str, np.ndarray], codes: np.ndarray, names: list[str], scope: np.ndarray):
-    """{category: {metric: mean over its scored units in scope}}, categories without a unit in scope left out."""
+    """{category: {metric: mean over its scored units in scope}}, categories without a unit in scope left out.
+
+    The units in scope are put in category order once (a stable sort), so each category's values are one
+    slice: the same numbers in the same order as a mask selects them, so the same mean to the last bit,
+    without a mask over every unit per category and metric (56 language pairs x 11,032 units a file)."""
     codes = np.asarray(codes)
-    members = [(name, scope & (codes == j)) for j, name in enumerate(names)]
-    members = [(name, m) for name, m in members if m.any()]
-    out: dict[str, dict[str, float | None]] = {name: {} for name, _ in members}
+    units = np.flatnonzero(scope)
+    order = units[np.argsort(codes[units], kind="stable")]
+    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))  # category j: order[bounds[j]:bounds[j + 1]]
+    present = [(name, bounds[j], bounds[j + 1]) for j, name in enumerate(names) if bounds[j + 1] > bounds[j]]
+    out: dict[str, dict[str, float | None]] = {name: {} for name, _, _ in present}
     for key, v in values.items():
-        ok = ~np.isnan(v)
-        for name, m in members:
-            m = m & ok
-            out[name][key] = float(v[m].mean()) if m.any() else None  # np.mean: the number a reader recomputes
+        mine = v[order]
+        nan = np.isnan(mine)
+        scored = ~nan if nan.any() else None
+        for name, a, b in present:
+            part = mine[a:b] if scored is None else mine[a:b][scored[a:b]]
+            out[name][key] = float(part.mean()) if len(part) else None  # np.mean: the number a reader recomputes
     return out

@@ -93,3 +93,30 @@ def test_fingerprints_differ_across_tracks_and_invalid_files_have_none():
     bad = scoring.check(jsonl(header, [*records, {"dataset": "nope"}]), "a.jsonl")
     assert not bad.ok and bad.fingerprint is None
     assert scoring.score_checked(bad, "x").summary.fingerprint is None
+
+
+@pytest.mark.parametrize(
+    "path", sorted(p for track in ("unidoc", "futurepedia", "vdr") for p in (SUBMISSIONS / track).iterdir()), ids=lambda p: p.name
+)
+def test_duplicates_score_alike_to_the_last_bit(path, monkeypatch):
+    """A file and its records shuffled are one submission (one fingerprint), so every stored number is the same,
+    bit for bit, on either path: no sum may add predictions in the file's order."""
+    from leaderboard.results import encode
+
+    env = parse_envelope(path.read_bytes(), path.name)
+    header = {"track": env.track, "system": env.system}
+    shuffled = env.records[:]
+    random.Random(1).shuffle(shuffled)
+
+    def scored(data: bytes, generic: bool = False) -> bytes:
+        with monkeypatch.context() as m:
+            if generic:
+                m.setattr(scoring, "fast_parse", lambda *a, **k: None)
+            summary = scoring.score_bytes(data, "a.jsonl").summary
+        assert summary.status == "scored", summary.errors[:3]
+        summary.sha256, summary.scored_at = "", ""
+        return encode(summary)
+
+    base = scored(jsonl(header, env.records))
+    assert scored(jsonl(header, shuffled)) == base
+    assert scored(jsonl(header, shuffled), generic=True) == base

@@ -259,11 +259,15 @@ class FileWork:
     def __init__(self, parsed: dict, gold, board_layout=None):
         """board_layout(task, work): the board's (prediction, answer row) pairs of a task (and whatever else
         its scoring reads), whose recalls are then computed in the same kernel calls as the steps' own."""
-        # The task dicts, not `parsed` itself: a Predictions keeps its work (`.work`), and a cycle between the
-        # two would leave every file's predictions to the cyclic collector (a ~5 ms pass per file).
-        self.parsed, self.gold = dict(parsed), gold
+        self.gold = gold
         self.board_layout = board_layout
         self._parts: dict = {}
+        # Each task's units in the gold's canonical order, whatever the file's: every sum over predictions then
+        # adds the same numbers in the same order, so the same predictions listed otherwise (a duplicate by
+        # fingerprint) score bit for bit alike, and a complete file takes the gold's own layout. New dicts, not
+        # `parsed`: a Predictions keeps its work (`.work`), and a cycle between the two would leave every
+        # file's predictions to the cyclic collector (a ~5 ms pass a file).
+        self.parsed = {task: self._in_canonical_order(task, units) for task, units in parsed.items()}
 
     def once(self, key, compute):
         if key not in self._parts:
@@ -293,20 +297,28 @@ class FileWork:
 
     def positions(self, task: str) -> np.ndarray:
         """Per prediction: its unit's position in the task's canonical order (gold.unit_keys: record-major,
-        then the query language, then the document language), from its key's fields one column at a time:
-        a dict lookup of each whole key tuple (hashing and comparing every field) costs some 3x as much."""
+        then the query language, then the document language); ascending, as the predictions are in that order."""
+        return self._parts[("positions", task)]
 
-        def compute():
-            preds = self.parsed[task]
-            if not preds:
-                return np.zeros(0, dtype=np.int64)
-            columns = list(zip(*preds))  # a key is (id, query language[, document language])
+    def _in_canonical_order(self, task: str, units: dict) -> dict:
+        """`units` in canonical order (itself when already in it), their positions kept. A key's position comes
+        from its fields one column at a time: a dict lookup of each whole key tuple (hashing and comparing every
+        field) costs some 3x as much."""
+        ks = np.zeros(0, dtype=np.int64)
+        if units:
+            columns = list(zip(*units))  # a key is (id, query language[, document language])
             record, query = _codes(self.gold.index, columns[0]), _codes(LANG_POS, columns[1])
             if task == "crosslingual":
-                return record * len(PAIRS) + _pair_cell(query, _codes(LANG_POS, columns[2]))
-            return record * len(LANGS) + query
-
-        return self.once(("positions", task), compute)
+                ks = record * len(PAIRS) + _pair_cell(query, _codes(LANG_POS, columns[2]))
+            else:
+                ks = record * len(LANGS) + query
+        if (ks[1:] > ks[:-1]).all():  # positions are unique: strictly increasing is in order
+            self._parts[("positions", task)] = ks
+            return units
+        order = np.argsort(ks)
+        self._parts[("positions", task)] = ks[order]
+        items = list(units.items())
+        return dict([items[i] for i in order.tolist()])
 
     def selection_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per (selection prediction, offered document language) group: its prediction, language and record."""
