@@ -101,3 +101,27 @@ def test_resampled_denominators_are_the_product_of_their_own_table():
         for den in tables:
             assert _same_bits(_resampled_denominators(gold, "crosslingual", counts, den.copy()), counts @ den)
     assert len(gold.protocol_cache[("resampled denominators", "crosslingual")]) == _RESAMPLED_KEPT
+
+
+@pytest.mark.skipif(not available(), reason="numba is not installed")
+@pytest.mark.parametrize("width", [1, 3, 7, 8, 9, 17, 40])
+def test_compiled_cross_sums_are_the_arrays(width, monkeypatch):
+    from types import SimpleNamespace
+
+    from leaderboard.tracks.futurepedia_official import _part_sums
+
+    rng = np.random.default_rng(width)
+    count = 300
+    strict_parts = rng.integers(0, width + 1, count)
+    other_parts = rng.integers(0, width + 1, count)
+    group = np.repeat(np.arange(count), strict_parts + other_parts)
+    slot = np.concatenate([np.repeat([0, 1], [a, b]) for a, b in zip(strict_parts, other_parts)]).astype(np.int64)
+    position = np.concatenate([np.r_[np.arange(a), np.arange(b)] for a, b in zip(strict_parts, other_parts)]).astype(np.int64)
+    recall = _values(rng, len(group))
+    pairs = SimpleNamespace(
+        ks=np.arange(count), group=group, slot=slot, position=position, recall=recall, strict_parts=strict_parts, other_parts=other_parts
+    )
+    compiled = _part_sums("crosslingual", pairs)
+    monkeypatch.setattr(futurepedia_official, "available", lambda: False)
+    arrays = _part_sums("crosslingual", pairs)
+    assert all(_same_bits(a, b) for a, b in zip(compiled, arrays))

@@ -616,20 +616,76 @@ def _cells(gold, task: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     return cache[key]
 
 
-def _part_sums(task: str, pairs: _Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Per prediction: the sum of its answer's part recalls, their mean, and (cross-lingual) the mean of its
-    documents' language answer's. One bincount over (prediction, slot): each sum adds its own pairs' recalls in
-    pair order, as a bincount of that slot's pairs alone does."""
+def _part_sums(task: str, pairs: _Pairs):
+    """Per prediction: the sum of its answer's part recalls and their mean; cross-lingual, also the mean of its
+    documents' language answer's, and the loose sum (the best recall at each part position, summed: the
+    scripts' code-switch list). The sums add each slot's own pairs' recalls in pair order, as a bincount of
+    that slot's pairs alone does; the compiled loop scores all three in one pass over the pairs."""
     count = len(pairs.ks)
     parts = pairs.strict_parts
+    other_mean = loose = None
     if task == "crosslingual":
-        both = np.bincount(pairs.group * 2 + pairs.slot, pairs.recall, minlength=2 * count)
-        total, other = both[0::2], both[1::2]
+        group, slot, position, recall = pairs.group, pairs.slot, pairs.position, pairs.recall
+        width = int(position.max()) + 1 if len(position) else 1
+        if available() and width <= _PAIRWISE_BLOCK:
+            total, other, loose = np.zeros(count), np.zeros(count), np.empty(count)
+            args = (np.ascontiguousarray(x, dtype=np.int64) for x in (group, slot, position))
+            if not compiled(_cross_loop)(*args, np.ascontiguousarray(recall, dtype=np.float64), total, other, loose, width):
+                raise ValueError("a pair's prediction, slot or position is outside the table")
+        else:
+            both = np.bincount(group * 2 + slot, recall, minlength=2 * count)
+            total, other = both[0::2], both[1::2]
+            loose = _row_sums(_aligned_max(count, width, group, position, recall))
         other_parts = pairs.other_parts
         other_mean = np.divide(other, other_parts, out=np.zeros(count), where=other_parts > 0)
     else:
-        total, other_mean = np.bincount(pairs.group, pairs.recall, minlength=count), None
-    return total, np.divide(total, parts, out=np.zeros(count), where=parts > 0), other_mean
+        total = np.bincount(pairs.group, pairs.recall, minlength=count)
+    return total, np.divide(total, parts, out=np.zeros(count), where=parts > 0), other_mean, loose
+
+
+def _cross_loop(group, slot, position, recall, strict, other, loose, width) -> bool:
+    """strict[g] / other[g] += recall[e] for each pair e of prediction g in its slot, in pair order (a
+    bincount's sums); loose[g] = the sum of the best recall (NaN winning) at each position 0 .. width - 1 (0.0
+    where none), in numpy's order for a row of `width` values (`_row_sums`; width at most 128). False when a
+    pair's prediction, slot or position is outside the table: the loop checks its own indices."""
+    count = len(strict)
+    table = np.zeros((count, width))
+    for e in range(len(group)):
+        g, s, p, v = group[e], slot[e], position[e], recall[e]
+        if g < 0 or g >= count or s < 0 or s > 1 or p < 0 or p >= width:
+            return False
+        if s == 0:
+            strict[g] += v
+        else:
+            other[g] += v
+        if v > table[g, p] or v != v:
+            table[g, p] = v
+    for g in range(count):
+        if width < 8:
+            total = 0.0
+            for p in range(width):
+                total += table[g, p]
+        else:
+            r0, r1, r2, r3 = table[g, 0], table[g, 1], table[g, 2], table[g, 3]
+            r4, r5, r6, r7 = table[g, 4], table[g, 5], table[g, 6], table[g, 7]
+            p = 8
+            while p < width - width % 8:
+                r0 += table[g, p]
+                r1 += table[g, p + 1]
+                r2 += table[g, p + 2]
+                r3 += table[g, p + 3]
+                r4 += table[g, p + 4]
+                r5 += table[g, p + 5]
+                r6 += table[g, p + 6]
+                r7 += table[g, p + 7]
+                p += 8
+            total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+            while p < width:
+                total += table[g, p]
+                p += 1
+            total = 0.0 + total
+        loose[g] = total
+    return True
 
 
 def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options, with_value: bool = True):
@@ -637,18 +693,13 @@ def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options, wit
     (canonical order) its own value."""
     keys = work.gold.unit_keys[task]
     pairs = work.pairs(task, options.recipe)
-    ks, group, position, recall = pairs.ks, pairs.group, pairs.position, pairs.recall
-    count = len(ks)
+    ks, count = pairs.ks, len(pairs.ks)
     # steps sharing a recipe (those past short-answers-score) share its pairs, and so these sums
-    strict, mean, other_mean = work.once(("part sums", task, options.recipe), lambda: _part_sums(task, pairs))
+    strict, mean, other_mean, loose = work.once(("part sums", task, options.recipe), lambda: _part_sums(task, pairs))
     names = ("monolingual",) if task == "monolingual" else ("crosslingual_strict", "crosslingual_loose")
     unit_num = {names[0]: mean if options.per_unit else strict}
     if task == "crosslingual":
-        if options.per_unit:
-            unit_num[names[1]] = np.maximum(mean, other_mean)
-        else:
-            width = int(position.max()) + 1 if len(position) else 1
-            unit_num[names[1]] = _row_sums(_aligned_max(count, width, group, position, recall))
+        unit_num[names[1]] = np.maximum(mean, other_mean) if options.per_unit else loose
     if not options.refusals_are_text:
         refusal = work.refusal(task)
         for key in names:
