@@ -125,3 +125,15 @@ def test_compiled_cross_sums_are_the_arrays(width, monkeypatch):
     monkeypatch.setattr(futurepedia_official, "available", lambda: False)
     arrays = _part_sums("crosslingual", pairs)
     assert all(_same_bits(a, b) for a, b in zip(compiled, arrays))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 40, 999, 1000, 1001])
+def test_interval_is_stats_percentiles(n):
+    from leaderboard.metrics.stats import percentiles
+    from leaderboard.tracks.futurepedia_official import _interval
+
+    rng = np.random.default_rng(n)
+    for _ in range(50):
+        reps = rng.standard_normal(n) * 10.0 ** rng.integers(-5, 5)
+        reps[rng.random(n) < 0.1] = 0.25  # ties
+        assert _same_bits(np.array(_interval(reps)), percentiles(reps, (2.5, 97.5)))

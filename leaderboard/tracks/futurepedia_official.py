@@ -700,7 +700,7 @@ def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options, wit
     unit_num = {names[0]: mean if options.per_unit else strict}
     if task == "crosslingual":
         unit_num[names[1]] = np.maximum(mean, other_mean) if options.per_unit else loose
-    if not options.refusals_are_text:
+    if not options.refusals_are_text and work.once(("any refusal", task), lambda: bool(work.refusal(task).any())):
         refusal = work.refusal(task)
         for key in names:
             unit_num[key] = np.where(refusal, -1.0, unit_num[key])
@@ -792,9 +792,10 @@ def _hierarchical(
     shared = {} if shared is None else shared  # the resampled denominators, for the task's other metrics
     records = len(gold.records)
     size = records * len(names)
-    num = np.zeros(len(cell))
-    num[work.positions(task)] = unit_num
-    cluster_num = np.bincount(flat, np.where(sums.included, num, 0.0), minlength=size).reshape(records, len(names))
+    # the records x cells table of the numerators: a unit alone in its slot, 0.0 + its value (as a bincount)
+    table = np.zeros(size)
+    table[work.once(("table slots", task), lambda: flat[work.positions(task)])] = unit_num + 0.0
+    cluster_num = table.reshape(records, len(names))
     counts = BootstrapPlan.for_sizes((records,)).strata[0]
     with one_blas_thread():
         num = counts @ cluster_num
@@ -803,7 +804,7 @@ def _hierarchical(
             shared["resampled den"] = _resampled_denominators(gold, task, counts, den)
     replicates = _replicate_levels(num, shared["resampled den"], counted, per_query)
     if np.isfinite(replicates).all():  # numpy's own arithmetic either way (the same bits), without its overhead
-        low, high = percentiles(replicates, (2.5, 97.5))
+        low, high = _interval(replicates)
     else:
         low, high = np.nanpercentile(replicates, [2.5, 97.5])
     return head, langs, cells, [float(low), float(high)]
@@ -825,6 +826,25 @@ def _resampled_denominators(gold, task: str, counts: np.ndarray, den: np.ndarray
 
 
 _RESAMPLED_KEPT = 4  # tables per task (~0.5 MB each for cross-lingual on the published gold)
+
+
+def _interval(replicates: np.ndarray) -> tuple[float, float]:
+    """stats.percentiles(replicates, (2.5, 97.5)) of finite replicates: the same two order statistics each (one
+    partition) and the same interpolation, in Python floats (numpy's own arithmetic on two values)."""
+    n = len(replicates)
+    if n < 2:
+        low, high = percentiles(replicates, (2.5, 97.5))
+        return float(low), float(high)
+    virtual = [(n - 1) * (q / 100) for q in (2.5, 97.5)]
+    below = [math.floor(v) for v in virtual]
+    above = [min(b + 1, n - 1) for b in below]
+    part = np.partition(replicates, sorted(set(below + above))).tolist()
+    out = []
+    for v, b, a in zip(virtual, below, above):
+        low, high, gamma = part[b], part[a], v - b
+        diff = high - low
+        out.append(high - diff * (1 - gamma) if gamma >= 0.5 else low + diff * gamma)
+    return out[0], out[1]
 
 
 def _replicate_levels(num: np.ndarray, den: np.ndarray, counted: np.ndarray, per_query: int) -> np.ndarray:
