@@ -7,7 +7,7 @@ import pytest
 
 from leaderboard.metrics.compiled import available
 from leaderboard.tracks import futurepedia_official
-from leaderboard.tracks.futurepedia_official import _levels, _nanmean, _replicate_levels, _row_sums, _sum_of, _variance
+from leaderboard.tracks.futurepedia_official import _divisors, _levels, _nanmean, _replicate_levels, _row_sums, _sum_of, _variance
 
 
 def _values(rng, shape) -> np.ndarray:
@@ -66,7 +66,7 @@ def test_levels_are_the_arrays_levels(per_query):
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = np.where((den > 0) & (counted > 0), num / den, np.nan)
         per_lang = _nanmean(ratio.reshape(8, per_query))
-        got = _levels(num.tolist(), den, counted, per_query)
+        got = _levels(num.tolist(), _divisors(den, counted), per_query)
         assert _same_bits(np.array(got[0]), ratio) and _same_bits(np.array(got[1]), per_lang)
         assert _same_bits(np.array([got[2]]), np.array([_nanmean(per_lang)]))
 
@@ -119,7 +119,13 @@ def test_compiled_cross_sums_are_the_arrays(width, monkeypatch):
     position = np.concatenate([np.r_[np.arange(a), np.arange(b)] for a, b in zip(strict_parts, other_parts)]).astype(np.int64)
     recall = _values(rng, len(group))
     pairs = SimpleNamespace(
-        ks=np.arange(count), group=group, slot=slot, position=position, recall=recall, strict_parts=strict_parts, other_parts=other_parts
+        ks=np.arange(count),
+        group=group,
+        slot=slot,
+        position=position,
+        recall=recall,
+        strict_parts=strict_parts,
+        other_parts=other_parts,
     )
     compiled = _part_sums("crosslingual", pairs)
     monkeypatch.setattr(futurepedia_official, "available", lambda: False)

@@ -724,6 +724,7 @@ class _Denominators:
     included_count: int
     cell_den: np.ndarray
     counted: np.ndarray
+    divisors: list  # per cell its denominator, None without one or without a unit (`_divisors`)
 
 
 def _denominators(task: str, work: FileWork, rows: PartRows, options: _Options) -> _Denominators:
@@ -757,7 +758,7 @@ def _denominators(task: str, work: FileWork, rows: PartRows, options: _Options) 
             lambda: np.bincount(cell, included.astype(np.float64), minlength=len(names)),
         )
         cell_den = np.bincount(cell, np.where(included, den, 0.0), minlength=len(names))
-        return _Denominators(unit_den, den, included, int(included.sum()), cell_den, counted)
+        return _Denominators(unit_den, den, included, int(included.sum()), cell_den, counted, _divisors(cell_den, counted))
 
     return work.once(key, compute)
 
@@ -782,7 +783,7 @@ def _hierarchical(
     cells_of, order = work.once(("canonical cells", task), lambda: _canonical_cells(work.positions(task), cell))
     in_order = unit_num if order is None else unit_num[order]
     cell_num = np.bincount(cells_of, in_order, minlength=len(names)).tolist()
-    ratio, per_lang, head = _levels(cell_num, sums.cell_den, counted, per_query)
+    ratio, per_lang, head = _levels(cell_num, sums.divisors, per_query)
     cells = {name: _value(ratio[j]) for j, name in enumerate(names) if counted[j] > 0} if with_ci else {}
     langs = {q: v for q, v in zip(LANGS, per_lang) if v == v}
     if head != head:
@@ -838,10 +839,10 @@ def _interval(replicates: np.ndarray) -> tuple[float, float]:
     virtual = [(n - 1) * (q / 100) for q in (2.5, 97.5)]
     below = [math.floor(v) for v in virtual]
     above = [min(b + 1, n - 1) for b in below]
-    part = np.partition(replicates, sorted(set(below + above))).tolist()
+    part = np.partition(replicates, sorted(set(below + above)))
     out = []
     for v, b, a in zip(virtual, below, above):
-        low, high, gamma = part[b], part[a], v - b
+        low, high, gamma = float(part[b]), float(part[a]), v - b
         diff = high - low
         out.append(high - diff * (1 - gamma) if gamma >= 0.5 else low + diff * gamma)
     return out[0], out[1]
@@ -918,13 +919,17 @@ def _canonical_cells(ks: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.n
     return cell[ks[order]], order
 
 
-def _levels(cell_num: list[float], cell_den: np.ndarray, counted: np.ndarray, per_query: int):
+def _divisors(cell_den: np.ndarray, counted: np.ndarray) -> list:
+    return [d if d > 0 and c > 0 else None for d, c in zip(cell_den.tolist(), counted.tolist())]
+
+
+def _levels(cell_num: list[float], divisors: list, per_query: int):
     """(per cell its numerator over its denominator, NaN without one or without a unit; per language the
     mean of its cells that are not NaN, NaN when none is; the mean of the languages that are not NaN) in
     Python floats: numpy's own arithmetic on a few values (`_nanmean` of them: a NaN adds 0.0 in its place
     and does not count), without a numpy call per level."""
     nan = math.nan
-    ratio = [n / d if d > 0 and c > 0 else nan for n, d, c in zip(cell_num, cell_den.tolist(), counted.tolist())]
+    ratio = [nan if d is None else n / d for n, d in zip(cell_num, divisors)]
     per_lang = [_mean_of(ratio[i : i + per_query]) for i in range(0, len(ratio), per_query)]
     return ratio, per_lang, _mean_of(per_lang)
 
