@@ -700,7 +700,7 @@ def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options, wit
     unit_num = {names[0]: mean if options.per_unit else strict}
     if task == "crosslingual":
         unit_num[names[1]] = np.maximum(mean, other_mean) if options.per_unit else loose
-    if not options.refusals_are_text and work.once(("any refusal", task), lambda: bool(work.refusal(task).any())):
+    if not options.refusals_are_text and _any_refusal(work, task):
         refusal = work.refusal(task)
         for key in names:
             unit_num[key] = np.where(refusal, -1.0, unit_num[key])
@@ -711,6 +711,10 @@ def _unit_sums(task: str, work: FileWork, rows: PartRows, options: _Options, wit
             value[key] = np.zeros(len(keys))
             value[key][ks] = np.divide(unit_num[key], unit_den, out=np.zeros(count), where=unit_den > 0)
     return unit_num, value
+
+
+def _any_refusal(work: FileWork, task: str) -> bool:
+    return work.once(("any refusal", task), lambda: bool(work.refusal(task).any()))
 
 
 @dataclass(frozen=True)
@@ -742,8 +746,8 @@ def _denominators(task: str, work: FileWork, rows: PartRows, options: _Options) 
         pairs = work.pairs(task, options.recipe)
         ks = pairs.ks
         unit_den = np.ones(len(ks)) if options.per_unit else pairs.strict_parts.astype(np.float64)
-        if not options.refusals_are_text:
-            unit_den = np.where(work.refusal(task), 1.0, unit_den)
+        if not options.per_unit and not options.refusals_are_text and _any_refusal(work, task):
+            unit_den = np.where(work.refusal(task), 1.0, unit_den)  # (mean-per-unit's are all 1 already)
         included = np.zeros(len(keys), dtype=bool)
         den = np.zeros(len(keys))
         if options.count_missing:
@@ -757,8 +761,9 @@ def _denominators(task: str, work: FileWork, rows: PartRows, options: _Options) 
             ("counted", task, options.count_missing),
             lambda: np.bincount(cell, included.astype(np.float64), minlength=len(names)),
         )
-        cell_den = np.bincount(cell, np.where(included, den, 0.0), minlength=len(names))
-        return _Denominators(unit_den, den, included, int(included.sum()), cell_den, counted, _divisors(cell_den, counted))
+        cell_den = np.bincount(cell, den, minlength=len(names))  # (den is 0.0 wherever a unit is not included)
+        included_count = len(keys) if options.count_missing else len(ks)  # (positions are distinct)
+        return _Denominators(unit_den, den, included, included_count, cell_den, counted, _divisors(cell_den, counted))
 
     return work.once(key, compute)
 
@@ -801,7 +806,7 @@ def _hierarchical(
     with one_blas_thread():
         num = counts @ cluster_num
         if "resampled den" not in shared:
-            den = np.bincount(flat, np.where(sums.included, sums.den, 0.0), minlength=size).reshape(records, len(names))
+            den = np.bincount(flat, sums.den, minlength=size).reshape(records, len(names))
             shared["resampled den"] = _resampled_denominators(gold, task, counts, den)
     replicates = _replicate_levels(num, shared["resampled den"], counted, per_query)
     if np.isfinite(replicates).all():  # numpy's own arithmetic either way (the same bits), without its overhead
