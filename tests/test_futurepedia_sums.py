@@ -60,7 +60,7 @@ def test_levels_are_the_arrays_levels(per_query):
     rng = np.random.default_rng(per_query)
     for _ in range(300):
         cells = 8 * per_query
-        num = rng.standard_normal(cells) * rng.random()
+        num = _values(rng, cells)
         den = rng.integers(0, 3, cells).astype(np.float64)
         counted = rng.integers(0, 2, cells).astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):

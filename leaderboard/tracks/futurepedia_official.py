@@ -940,7 +940,15 @@ def _levels(cell_num: list[float], divisors: list, per_query: int):
 
 
 def _mean_of(values: list[float]) -> float:
-    """_nanmean of a few values, in Python floats."""
+    """_nanmean of a few values, in Python floats. Under 8 values numpy adds them one by one from 0.0, a NaN's
+    0.0 then adding nothing (the running sum is never -0.0): the NaNs are skipped."""
+    if len(values) < 8:
+        total, count = 0.0, 0
+        for v in values:
+            if v == v:
+                total += v
+                count += 1
+        return total / count if count else math.nan
     count = sum(1 for v in values if v == v)
     return _sum_of([v if v == v else 0.0 for v in values]) / count if count else math.nan
 
