@@ -719,16 +719,15 @@ def _any_refusal(work: FileWork, task: str) -> bool:
 
 @dataclass(frozen=True)
 class _Denominators:
-    """What a task's metrics share under one step's options: per gold unit (canonical order) what it adds to
-    the denominator and whether it counts; per cell the included units' denominators and how many there are."""
+    """What a task's metrics share under one step's options: per prediction and per gold unit (canonical order,
+    0.0 where a unit does not count) what it adds to the denominator, and how many units count; per cell how
+    many units count and its denominator (None without one or without a unit: `_divisors`)."""
 
-    unit_den: np.ndarray  # per prediction
+    unit_den: np.ndarray
     den: np.ndarray
-    included: np.ndarray
     included_count: int
-    cell_den: np.ndarray
     counted: np.ndarray
-    divisors: list  # per cell its denominator, None without one or without a unit (`_divisors`)
+    divisors: list
 
 
 def _denominators(task: str, work: FileWork, rows: PartRows, options: _Options) -> _Denominators:
@@ -743,27 +742,26 @@ def _denominators(task: str, work: FileWork, rows: PartRows, options: _Options) 
     def compute():
         gold = work.gold
         keys = gold.unit_keys[task]
-        pairs = work.pairs(task, options.recipe)
-        ks = pairs.ks
-        unit_den = np.ones(len(ks)) if options.per_unit else pairs.strict_parts.astype(np.float64)
+        ks = work.positions(task)
+        unit_den = np.ones(len(ks)) if options.per_unit else work.pairs(task, options.recipe).strict_parts.astype(np.float64)
         if not options.per_unit and not options.refusals_are_text and _any_refusal(work, task):
             unit_den = np.where(work.refusal(task), 1.0, unit_den)  # (mean-per-unit's are all 1 already)
-        included = np.zeros(len(keys), dtype=bool)
         den = np.zeros(len(keys))
         if options.count_missing:
-            included[:] = True
             all_record, all_query, _ = _layout(gold, task)
             den[:] = 1.0 if options.per_unit else rows.ori_count[all_record, all_query]
-        included[ks] = True
         den[ks] = unit_den
         names, cell, _ = _cells(gold, task)
-        counted = work.once(
-            ("counted", task, options.count_missing),
-            lambda: np.bincount(cell, included.astype(np.float64), minlength=len(names)),
-        )
-        cell_den = np.bincount(cell, den, minlength=len(names))  # (den is 0.0 wherever a unit is not included)
+
+        def counted():
+            included = np.ones(len(keys), dtype=bool) if options.count_missing else np.zeros(len(keys), dtype=bool)
+            included[ks] = True
+            return np.bincount(cell, included.astype(np.float64), minlength=len(names))
+
+        counts = work.once(("counted", task, options.count_missing), counted)
+        cell_den = np.bincount(cell, den, minlength=len(names))  # (den is 0.0 wherever a unit does not count)
         included_count = len(keys) if options.count_missing else len(ks)  # (positions are distinct)
-        return _Denominators(unit_den, den, included, included_count, cell_den, counted, _divisors(cell_den, counted))
+        return _Denominators(unit_den, den, included_count, counts, _divisors(cell_den, counts))
 
     return work.once(key, compute)
 
