@@ -783,9 +783,9 @@ def _hierarchical(
     names, cell, flat = _cells(gold, task)
     per_query = len(names) // len(LANGS)  # a language's cells are one block of the cells, in order
     counted = sums.counted
-    cells_of, order = work.once(("canonical cells", task), lambda: _canonical_cells(work.positions(task), cell))
-    in_order = unit_num if order is None else unit_num[order]
-    cell_num = np.bincount(cells_of, in_order, minlength=len(names)).tolist()
+    # the predictions are in canonical order (FileWork): a cell's sum adds its units' numerators in that order
+    cells_of = work.once(("canonical cells", task), lambda: cell[work.positions(task)])
+    cell_num = np.bincount(cells_of, unit_num, minlength=len(names)).tolist()
     ratio, per_lang, head = _levels(cell_num, sums.divisors, per_query)
     cells = {name: _value(ratio[j]) for j, name in enumerate(names) if counted[j] > 0} if with_ci else {}
     langs = {q: v for q, v in zip(LANGS, per_lang) if v == v}
@@ -912,14 +912,6 @@ def _levels_loop(num, den, counted, per_query, out):
                 q += 1
             total = 0.0 + total
         out[i] = total / count if count > 0 else np.nan
-
-
-def _canonical_cells(ks: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """(the cell of each prediction in canonical order; the predictions' order, None when they are in it)."""
-    if len(ks) < 2 or bool((ks[1:] > ks[:-1]).all()):
-        return cell[ks], None
-    order = np.argsort(ks, kind="stable")
-    return cell[ks[order]], order
 
 
 def _divisors(cell_den: np.ndarray, counted: np.ndarray) -> list:
