@@ -117,3 +117,21 @@ def test_bulk_normalisation_and_refusals_are_the_scripts_on_generated_prediction
     assert script_predictions(texts) == [script_normalise(t.lower()) for t in texts] == [ref.normalise(t.lower()) for t in texts]
     _assert_points_are_the_texts(texts)
     assert refusals(texts) == [ref.refused(t) for t in texts]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(_prediction(), st.text(alphabet=ALPHABET.replace("\0", ""), max_size=12)), min_size=1, max_size=20))
+def test_the_shapes_loop_interpreted_gives_what_it_gives_compiled(texts):
+    """Where numba is missing the shapes loop runs as plain Python: the same flags and spans."""
+    lowered = "\0".join(texts).lower()
+    fast = nale._shapes(lowered, len(texts))
+    try:
+        nale.compiled, compiled = (lambda f, *a: f), nale.compiled
+        slow = nale._shapes(lowered, len(texts))
+    finally:
+        nale.compiled = compiled
+    for a, b in zip(fast, slow):
+        assert a.tolist() == b.tolist()
+    parts = lowered.split("\0")
+    assert fast[3].tolist() == [len("\0".join(parts[:i])) + (i > 0) for i in range(len(parts))]
+    assert (fast[4] - fast[3] + 1).tolist() == [len(p) for p in parts]
