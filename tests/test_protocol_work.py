@@ -144,3 +144,30 @@ def test_board_recalls_from_part_counts_are_the_kernels_on_the_boards_rows(path)
             checked.gold.answer_rows.needles, ngram_kernel.normalised_points(texts), *_board_layout(task, work)[:2]
         )
         assert recall.tobytes() == alone.tobytes(), task
+
+
+@pytest.mark.parametrize("with_nul", [False, True], ids=["plain", "a-prediction-holds-NUL"])
+def test_a_files_bulk_passes_are_each_prediction_on_its_own(with_nul):
+    """FileWork joins a task's predictions once for the refusals and both normalisations (each trusts that
+    joined text without counting its NULs again); a prediction holding NUL sends the task one by one. Either
+    way each prediction's points are its own normalisation's and its refusal its own."""
+    from leaderboard.metrics.nale import refused, script_normalise
+    from leaderboard.metrics.ngram import normalise
+    from leaderboard.tracks.futurepedia_official import BOARD_NORMALISED, SCRIPT_NORMALISED, FileWork
+
+    checked = _checked("futurepedia", DEMO / "futurepedia" / "polyrag-xl.jsonl")
+    parsed = _with_refusals(checked.parsed)
+    if with_nul:
+        parsed = {
+            task: {u: (p[0] + "\0 x。", p[1]) if task == "selection" else p + "\0 X。" for u, p in units.items()}
+            for task, units in parsed.items()
+        }
+    work = FileWork(parsed, checked.gold)
+    for task in parsed:
+        texts = work.texts(task)
+        assert (work.joined(task) is None) == with_nul
+        for recipe, normalised in ((BOARD_NORMALISED, normalise), (SCRIPT_NORMALISED, lambda t: script_normalise(t.lower()))):
+            points, starts = work.predictions(task, recipe)
+            got = [points[starts[i] : starts[i + 1]].tobytes().decode("utf-32-le") for i in range(len(texts))]
+            assert got == [normalised(t) for t in texts]
+        assert work.refusal(task).tolist() == [refused(t) for t in texts]

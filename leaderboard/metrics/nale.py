@@ -137,10 +137,11 @@ def _script_joined(predictions: list[str], joined: str | None = None):
     """The predictions' script normalisations, as a list when one of them holds NUL; else (the lowercased
     predictions joined by NUL, its UTF-32 code points, where each text begins and ends there, {i: its
     normalised text} for the predictions whose normalised text is not their span of the lowercased ones).
-    `joined`: "\\0".join(predictions), when the caller has it."""
-    joined = "\0".join(predictions) if joined is None else joined
-    if joined.count("\0") != len(predictions) - 1:
-        return [script_normalise(p.lower()) for p in predictions]
+    `joined`: ngram_kernel.joined_texts(predictions), when the caller has it (no prediction holds NUL)."""
+    if joined is None:
+        joined = "\0".join(predictions)
+        if joined.count("\0") != len(predictions) - 1:
+            return [script_normalise(p.lower()) for p in predictions]
     lowered = joined.lower()
     # The second lowercasing (script_normalise's own) leaves lowered text as it is on this interpreter's Unicode
     # tables (`_lower_idempotent`): it is then skipped, ~10 ns a character of every file's predictions. Where
@@ -239,10 +240,12 @@ def _shape_loop(points, classes, sentence, edge, first, last) -> int:
 
 def refusals(predictions: list[str], joined: str | None = None) -> list[bool]:
     """[refused(p) for p in predictions], each phrase searched once over them all joined by NUL (no phrase
-    holds NUL, so an occurrence lies inside one prediction); `joined`: that text, when the caller has it."""
-    joined = "\0".join(predictions) if joined is None else joined
-    if joined.count("\0") != len(predictions) - 1:
-        return [refused(p) for p in predictions]
+    holds NUL, so an occurrence lies inside one prediction); `joined`: ngram_kernel.joined_texts(predictions),
+    when the caller has it (no prediction holds NUL)."""
+    if joined is None:
+        joined = "\0".join(predictions)
+        if joined.count("\0") != len(predictions) - 1:
+            return [refused(p) for p in predictions]
     out = [False] * len(predictions)
     starts = None  # where each text begins, with its NUL: built at the first occurrence (most files have none)
     for phrase in REFUSALS:

@@ -213,13 +213,25 @@ def runs(texts: Sequence[str], chunk: int) -> list[tuple[int, int]]:
     return out
 
 
+def joined_texts(texts: Sequence[str], chunk: int = CHUNK_CHARS) -> str | None:
+    """The texts joined by NUL when they are one run of `chunk` characters and none holds NUL itself, else None:
+    what the bulk passes (both normalisations, the refusals) start from, checked once for all of them, so
+    each takes a `joined` it is given as one run of NUL-separated texts without measuring it again."""
+    if len(runs(texts, chunk)) != 1:
+        return None
+    joined = "\0".join(texts)
+    return joined if joined.count("\0") == len(texts) - 1 else None
+
+
 def in_chunks(texts: Sequence[str], chunk: int, points_of, joined: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """points_of(texts) (a (points, starts) pair) computed on `runs` of the texts and put together: the same
-    arrays as one call, since no text's points depend on another's. `joined`: "\\0".join(texts), when the
-    caller has it, handed to points_of(texts, joined) when the texts are one run."""
+    arrays as one call, since no text's points depend on another's. `joined`: joined_texts(texts), when the
+    caller has it, handed to points_of(texts, joined) as the one run."""
+    if joined is not None:
+        return points_of(texts, joined)
     spans = runs(texts, chunk)
     if len(spans) == 1:
-        return points_of(texts) if joined is None else points_of(texts, joined)
+        return points_of(texts)
     parts = [points_of(texts[a:b]) for a, b in spans]
     points = np.concatenate([p for p, _ in parts])
     sizes = np.cumsum([0, *(len(p) for p, _ in parts)])
@@ -240,17 +252,22 @@ def normalised_points(texts: Sequence[str], chunk: int = CHUNK_CHARS, joined: st
 
 
 def _normalised_points(texts: Sequence[str], joined: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    joined = "\0".join(texts) if joined is None else joined
-    if joined.count("\0") != len(texts) - 1:
-        normalised = [normalise(t) for t in texts]
-        starts = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, normalised), dtype=np.int64, count=len(texts)), out=starts[1:])
-        return _points("".join(normalised)), starts
+    if joined is None:  # (a `joined` given is joined_texts': no text holds NUL)
+        joined = "\0".join(texts)
+        if joined.count("\0") != len(texts) - 1:
+            return _points_one_by_one(texts)
     points = _points(unicodedata.normalize("NFKC", joined).casefold())
     out = np.empty_like(points)
     starts = np.empty(len(texts) + 1, dtype=np.int64)
     size = compiled(_collapse_whitespace)(points, _space_table(), out, starts)
     return out[:size], starts
+
+
+def _points_one_by_one(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    normalised = [normalise(t) for t in texts]
+    starts = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, normalised), dtype=np.int64, count=len(texts)), out=starts[1:])
+    return _points("".join(normalised)), starts
 
 
 def text_points(texts: Sequence[str], chunk: int = CHUNK_CHARS) -> tuple[np.ndarray, np.ndarray]:

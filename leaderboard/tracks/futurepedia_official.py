@@ -280,12 +280,10 @@ class FileWork:
 
     def joined(self, task: str) -> str | None:
         """The task's predictions joined by NUL, which the refusals and both normalisations start from, when
-        they are one run of ngram_kernel.CHUNK_CHARS (else each run is joined on its own, as its copies are
-        held one run at a time); dropped once the task's pairs are scored."""
+        they are one run of ngram_kernel.CHUNK_CHARS and none holds NUL (else each run is joined on its own, as
+        its copies are held one run at a time); dropped once the task's pairs are scored."""
         texts = self.texts(task)
-        return self.once(
-            ("joined", task), lambda: "\0".join(texts) if len(ngram_kernel.runs(texts, ngram_kernel.CHUNK_CHARS)) == 1 else None
-        )
+        return self.once(("joined", task), lambda: ngram_kernel.joined_texts(texts))
 
     def refusal(self, task: str) -> np.ndarray:
         return self.once(("refusal", task), lambda: np.array(refusals(self.texts(task), self.joined(task)), dtype=bool))
