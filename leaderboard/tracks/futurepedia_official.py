@@ -385,16 +385,20 @@ class FileWork:
         if key not in gold.protocol_cache:
             gold.protocol_cache[key] = ngram_kernel.NeedleRows.joined(sets)
         joined, offsets = gold.protocol_cache[key]
-        # A recipe laid out as an earlier one (the same pairs, on the same points) whose row is the same as that
-        # one's scores the same: only its pairs on a different row (short-answers-score changes only the short
-        # parts) go to the kernel.
+        # A recipe laid out as an earlier one (the same pairs) scores a pair as that one does when the pair has the
+        # same prediction points and the same row there: only its other pairs go to the kernel, the rest are
+        # copied from the earlier recipe's (itself complete, copied or not). Each recipe copies from the one
+        # that leaves the fewest pairs to score: the steps add one fix at a time, so that is mostly the step
+        # before (board-normalisation leaves the parts that normalise alike, short-answers-score all but the
+        # short ones), where the first recipe that qualifies, the scripts' own lists, shares few rows.
         scored = [np.ones(len(p), dtype=bool) for p in preds]
         same_as: dict[int, int] = {}
         for i in range(1, len(recipes)):
-            j = next((j for j in range(i) if np.array_equal(preds[i], preds[j]) and np.array_equal(rows[i], rows[j])), None)
-            if j is not None and j not in same_as:
-                same_as[i] = j
-                scored[i] = _rows_differ(gold, recipes[j], recipes[i])[rows[i]]
+            for j in range(i):
+                if len(preds[i]) == len(preds[j]) and np.array_equal(rows[i], rows[j]):
+                    mask = _rows_differ(gold, recipes[j], recipes[i])[rows[i]] | (preds[i] != preds[j])
+                    if mask.sum() < scored[i].sum():
+                        same_as[i], scored[i] = j, mask
         pred = np.concatenate([p[m] for p, m in zip(preds, scored)])
         row = np.concatenate([(r + o)[m] for r, o, m in zip(rows, offsets, scored)])
         order = ngram_kernel.grouped_order(pred, len(points[1]) - 1)  # a prediction's pairs together: its grams are built once
