@@ -89,7 +89,7 @@ def test_the_interpreted_fallback_gives_the_same_numbers(answers, predictions):
 
 
 FILLER = st.text(alphabet=st.one_of(ODD, st.sampled_from("abcab")), min_size=3, max_size=6)  # no whitespace: stays long
-LONG = st.builds(lambda head, filler, tail: head + filler * 100 + tail, TEXT, FILLER, TEXT)
+LONG = st.builds(lambda head, filler, tail: head + filler * 200 + tail, TEXT, FILLER, TEXT)  # > _SMALL grams
 
 
 @settings(max_examples=150, deadline=None)
@@ -105,14 +105,19 @@ def test_long_predictions_take_the_sorted_path_with_the_same_numbers(answers, fi
 
 
 def test_grams_that_collide_in_the_hash_table_are_found_exactly():
-    """A prediction whose grams all fall in one slot of the small table (a probe chain as long as it gets)."""
+    """A prediction whose 3-grams "ccc" all fall in one slot of the small table (a probe chain 40 long)."""
 
     def slot(text):
-        code = ngram_kernel.pack(text)
-        return (code ^ (code >> 17) ^ (code >> 38)) & (ngram_kernel._SLOTS - 1)
+        return ngram_kernel.slot_of(ngram_kernel.pack(text))
 
-    chars = [chr(c) for c in range(0x4E00, 0x9FFF) if slot(chr(c) * 3) == 0][:45]
-    assert len(chars) == 45
+    # characters normalisation keeps (planes 2 and 3: CJK and unassigned), grouped by the slot of their "ccc";
+    # the fullest slot's (each of the 2048 holds ~64 of these 131,072)
+    by_slot: dict[int, list[str]] = {}
+    for c in map(chr, range(0x20000, 0x40000)):
+        if normalise(c * 3) == c * 3:
+            by_slot.setdefault(slot(c * 3), []).append(c)
+    chars = max(by_slot.values(), key=len)[:45]
+    assert len(chars) == 45 and len({slot(c * 3) for c in chars}) == 1
     prediction = "".join(c * 3 for c in chars[:40])  # 118 grams: 40 colliding "ccc", the others between
     assert len(prediction) - 2 <= ngram_kernel._SMALL
     answers = [[c * 3] for c in chars] + [["".join(chars[:3])], [chars[0] * 3 + chars[1] * 3]]

@@ -84,8 +84,27 @@ class NeedleRows:
         return out, np.cumsum(sizes) - sizes
 
 
-_SMALL = 128  # up to this many grams a prediction's grams go in a hash table of _SLOTS; past it, sorted
-_SLOTS = 256  # a power of 2, at least 2 x _SMALL: the table is never more than half full
+# Up to this many grams a prediction's grams go in a hash table of _SLOTS; past it, sorted. 256: a prediction
+# of up to ~86 characters paired with a short needle (3 grams a character) still takes the table; at 128 the
+# longer ones were sorted (~120 sorts a bench file, ~1 ms). A probe chain stays at most _SMALL long.
+_SMALL = 256
+# A power of 2, 8 x _SMALL: a prediction of ~30 grams fills ~1.5% of the slots, so a needle's first probe
+# nearly always settles it (the loop that walks a collision is a branch that mispredicts: 2048 slots measured
+# ~0.6 ms a bench file cheaper than 1024 and ~1.5 ms than 256). 16 KiB of int64: still within the L1 cache.
+# The table is emptied slot by slot after each prediction (only its <= _SMALL grams), so its size costs nothing.
+_SLOTS = 2048
+_SLOT_BITS = 11  # log2(_SLOTS)
+# Fibonacci hashing: the top _SLOT_BITS bits of code x 0x9E3779B97F4A7C15 (mod 2**64; here as an int64), which
+# mix all three 21-bit fields; the xor-fold it replaced left many more collisions on real text.
+_HASH = -0x61C8864680B583EB
+_GRAM = (1 << (3 * _SHIFT)) - 1  # the low three fields: the last three characters of a rolling code
+
+
+def slot_of(code: int) -> int:
+    """The first slot of the kernel's table a packed gram probes (the kernel writes this inline: numba
+    compiles one function). int(): the product is taken exactly (Python ints) where the loop runs
+    interpreted and wraps in int64 where compiled; either way its bits 53-63, the slot, are the same."""
+    return ((int(code) * _HASH) >> (64 - _SLOT_BITS)) & (_SLOTS - 1)
 
 
 def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_start, row_short, out):
@@ -95,71 +114,80 @@ def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_s
     A prediction's packed grams are built when its pairs begin (pairs grouped by prediction build them
     once; any order is correct, only slower): its 3-grams, and its 1- and 2-grams too once a paired row
     holds a short needle. Up to _SMALL grams (nearly every prediction) they go in a small open-addressing
-    table (linear probing, cleared by bumping a generation number): a needle costs a probe or two, and
-    even grams chosen to collide cost at most _SMALL probes each, a constant. Past _SMALL the grams are
-    merge-sorted and each needle is a binary search, O(L log L + needles x log L) for any input.
+    table (linear probing; 0, which no packed gram is, marks an empty slot, and the slots a prediction took
+    are emptied when the next one is built): a needle costs a probe or two, and even grams chosen to
+    collide cost at most _SMALL probes each, a constant. Past _SMALL the grams are merge-sorted and each
+    needle is a binary search, O(L log L + needles x log L) for any input.
     Numba compiles this one function as written (a helper would have to be jitted too); interpreted, it
     gives the same numbers."""
     longest = 0
     for p in range(len(pred_start) - 1):
         longest = max(longest, pred_start[p + 1] - pred_start[p])
     grams = np.empty(3 * longest, dtype=np.int64)  # one buffer for every prediction: no allocation per record
-    slot_code = np.zeros(_SLOTS, dtype=np.int64)
-    slot_generation = np.zeros(_SLOTS, dtype=np.int64)  # a slot is taken when it holds the current generation
-    generation = 0
+    slot_code = np.zeros(_SLOTS, dtype=np.int64)  # a gram's code, or 0: an empty slot
+    taken = np.empty(_SMALL, dtype=np.int64)  # the slots the current prediction's grams hold: taken[:used]
+    used = 0
     current, with_short, n = -1, False, 0
     for e in range(len(pair_pred)):
         p, r = pair_pred[e], pair_row[e]
         if p != current or (row_short[r] and not with_short):
             current, with_short, n = p, row_short[r], 0
             first, end = pred_start[p], pred_start[p + 1]
+            code = 0
             for i in range(first, end):
                 # int64 before packing: points are uint32 (4 bytes a character), and numpy (the interpreted
                 # fallback) keeps uint32 + 1 a uint32, whose shifts would lose the upper fields
                 c = np.int64(points[i]) + 1  # + 1: a packed field is never 0
-                if i + 2 < end:
-                    grams[n] = (c << (2 * _SHIFT)) | ((np.int64(points[i + 1]) + 1) << _SHIFT) | (np.int64(points[i + 2]) + 1)
+                code = ((code << _SHIFT) | c) & _GRAM  # rolling: the 3-gram ending at i (once i - first >= 2)
+                if i - first >= 2:
+                    grams[n] = code
                     n += 1
                 if with_short:
                     grams[n] = c
                     n += 1
-                    if i + 1 < end:
-                        grams[n] = (c << _SHIFT) | (np.int64(points[i + 1]) + 1)
+                    if i > first:
+                        grams[n] = code & ((1 << (2 * _SHIFT)) - 1)  # the 2-gram ending at i
                         n += 1
+            for i in range(used):  # empty the previous prediction's slots: O(its grams), not O(_SLOTS)
+                slot_code[taken[i]] = 0
+            used = 0
             if n <= _SMALL:
-                generation += 1
                 for i in range(n):
                     code = grams[i]
-                    slot = (code ^ (code >> 17) ^ (code >> 38)) & (_SLOTS - 1)  # folds all three fields in
-                    while slot_generation[slot] == generation and slot_code[slot] != code:
+                    slot = ((int(code) * _HASH) >> (64 - _SLOT_BITS)) & (_SLOTS - 1)  # slot_of(code)
+                    while slot_code[slot] != 0 and slot_code[slot] != code:
                         slot = (slot + 1) & (_SLOTS - 1)
-                    slot_generation[slot] = generation
-                    slot_code[slot] = code
+                    if slot_code[slot] == 0:  # (else a repeated gram, already held)
+                        slot_code[slot] = code
+                        taken[used] = slot
+                        used += 1
             else:  # a merge sort: O(L log L) for any input; numba's quicksort can be driven quadratic, and
                 # a stranger chooses the prediction (numba takes `kind` only in argsort)
                 held = grams[:n]
                 held[:] = held[np.argsort(held, kind="mergesort")]
-        total = 0.0  # weights add in needle order from 0.0: bit for bit what sum(compress(...)) gives
-        for k in range(row_start[r], row_start[r + 1]):
-            code, found = codes[k], False
-            if n <= _SMALL:
-                slot = (code ^ (code >> 17) ^ (code >> 38)) & (_SLOTS - 1)
-                while slot_generation[slot] == generation:
-                    if slot_code[slot] == code:
-                        found = True
-                        break
+        # Weights add in needle order from 0.0: bit for bit what sum(compress(...)) gives. A needle not found
+        # adds weight x False = +0.0, which leaves the sum as it is (weights are positive and finite, and the
+        # sum starts at +0.0): the same bits without a branch on found, which random text mispredicts.
+        total = 0.0
+        if n <= _SMALL:
+            for k in range(row_start[r], row_start[r + 1]):
+                code = codes[k]
+                slot = ((int(code) * _HASH) >> (64 - _SLOT_BITS)) & (_SLOTS - 1)  # slot_of(code)
+                held = slot_code[slot]
+                while (held != code) & (held != 0):  # & not `and`: one branch, rarely taken
                     slot = (slot + 1) & (_SLOTS - 1)
-            else:
-                low, high = 0, n
+                    held = slot_code[slot]
+                total += weights[k] * (held == code)
+        else:
+            for k in range(row_start[r], row_start[r + 1]):
+                code, low, high = codes[k], 0, n
                 while low < high:  # binary search of grams[:n]
                     mid = (low + high) >> 1
                     if grams[mid] < code:
                         low = mid + 1
                     else:
                         high = mid
-                found = low < n and grams[low] == code
-            if found:
-                total += weights[k]
+                total += weights[k] * (low < n and grams[low] == code)
         out[e] = total
 
 
