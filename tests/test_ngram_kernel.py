@@ -110,10 +110,10 @@ def test_grams_that_collide_in_the_hash_table_are_found_exactly():
     def slot(text):
         return ngram_kernel.slot_of(ngram_kernel.pack(text))
 
-    # characters normalisation keeps (planes 2 and 3: CJK and unassigned), grouped by the slot of their "ccc";
-    # the fullest slot's (each of the 2048 holds ~64 of these 131,072)
+    # characters normalisation keeps (planes 2 to 5: CJK and unassigned), grouped by the slot of their "ccc";
+    # the fullest slot's (each of the 4096 holds ~64 of these ~261,000)
     by_slot: dict[int, list[str]] = {}
-    for c in map(chr, range(0x20000, 0x40000)):
+    for c in map(chr, range(0x20000, 0x60000)):
         if normalise(c * 3) == c * 3:
             by_slot.setdefault(slot(c * 3), []).append(c)
     chars = max(by_slot.values(), key=len)[:45]
