@@ -158,6 +158,9 @@ def test_bad_pairs_are_refused():
         ngram_kernel.recall_pairs(rows, ["abc"], [0, 0], [0])
     with pytest.raises(ValueError):
         ngram_kernel.NeedleRows([(("abcd",), (1.0,))])  # needles are 1 to 3 characters
+    for weight in (float("inf"), float("nan"), -1.0):  # the kernel's branch-free add holds for these alone
+        with pytest.raises(ValueError, match="weight"):
+            ngram_kernel.NeedleRows([(("abc",), (weight,))])
 
 
 def run_python(code: str) -> str:

@@ -62,6 +62,9 @@ class NeedleRows:
             short.append(any(len(n) < 3 for n in needles))
         self.codes = np.array(codes, dtype=np.int64)
         self.weights = np.array(weights, dtype=np.float64)
+        if not (np.isfinite(self.weights) & (self.weights >= 0)).all():
+            # the kernel adds weight x found, +0.0 for a needle not found: the sum's bits only for such weights
+            raise ValueError("a needle's weight must be finite and not negative")
         self.start = np.array(starts, dtype=np.int64)
         self.short = np.array(short, dtype=np.bool_)
 
