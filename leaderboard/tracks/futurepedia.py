@@ -411,31 +411,36 @@ class FuturepediaTrack(Track):
     record_type = _Record
 
     def fast_validate(self, records: list[_Record], system: dict, gold: FuturepediaGold, env: Envelope) -> dict | None:
-        parsed: dict[str, dict[tuple, object]] = {t: {} for t in TASKS}
-        index = gold.index
-        for r in records:
-            rid, task, q, d = r.id, r.task, r.query_lang, r.doc_lang  # task and languages: the decoder checked
+        # One pass, every name it reads a local (a global or module attribute per record is ~10% of the loop)
+        index, unset, most = gold.index, msgspec.UNSET, len(LANGS)
+        mono: dict[tuple, str] = {}
+        cross: dict[tuple, str] = {}
+        sel: dict[tuple, tuple] = {}
+        for r in records:  # task and languages: the decoder checked them
+            rid, task = r.id, r.task
             if rid not in index:
                 return None
             if task == "crosslingual":
-                if d is msgspec.UNSET or d == q:
+                q, d = r.query_lang, r.doc_lang
+                if d is unset or d == q:
                     return None
-                unit, payload = (rid, q, d), r.prediction
+                cross[rid, q, d] = r.prediction
             elif task == "monolingual":
-                if d is not msgspec.UNSET and d != q:
+                q, d = r.query_lang, r.doc_lang
+                if d is not unset and d != q:
                     return None
-                unit, payload = (rid, q), r.prediction
+                mono[rid, q] = r.prediction
             elif task == "selection":
                 docs = r.doc_langs
-                if docs is msgspec.UNSET or not 2 <= len(docs) <= len(LANGS) or len(set(docs)) != len(docs):
+                if docs is unset or not 2 <= len(docs) <= most or len(set(docs)) != len(docs):
                     return None
-                unit, payload = (rid, q), (r.prediction, tuple(docs))
+                sel[rid, r.query_lang] = (r.prediction, tuple(docs))
             else:
                 return None
-            parsed[task][unit] = payload
-        if sum(map(len, parsed.values())) != len(records):
+        if len(mono) + len(cross) + len(sel) != len(records):
             return None  # a unit repeated (its later record overwrote it): the generic path says where
-        return self._with_work(Predictions({t: units for t, units in parsed.items() if units}), gold)
+        parsed = zip(TASKS, (mono, cross, sel))
+        return self._with_work(Predictions({t: units for t, units in parsed if units}), gold)
 
     def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
         values, answered, shares = _unit_values(parsed, gold, self.protocol_work(parsed, gold))
