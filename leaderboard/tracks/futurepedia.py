@@ -125,6 +125,11 @@ class FuturepediaGold(Gold):
         return out
 
     @cached_property
+    def key_order(self) -> dict[str, list[int]]:
+        """Per task, the canonical positions in unit key order (a complete file's units sorted by key)."""
+        return {t: np.argsort(rank).tolist() for t, rank in self.key_rank.items()}
+
+    @cached_property
     def unit_pos(self) -> dict[str, dict[tuple, int]]:
         return {t: {u: k for k, u in enumerate(keys)} for t, keys in self.unit_keys.items()}
 
@@ -190,7 +195,14 @@ def _in_key_order(units: dict, task: str, work: FileWork | None) -> list[tuple]:
     if work is None or len(work.parsed.get(task, ())) != len(units):
         return sorted(units.items(), key=_FIRST)
     items = list(work.parsed[task].items())
-    return [items[i] for i in np.argsort(work.gold.key_rank[task][work.positions(task)]).tolist()]
+    if len(items) < 2:
+        return items
+    gold, positions = work.gold, work.positions(task)
+    if len(positions) == len(gold.unit_keys[task]):  # every unit: positions are 0 .. n - 1 (ascending, distinct)
+        order = gold.key_order[task]
+    else:
+        order = np.argsort(gold.key_rank[task][positions]).tolist()
+    return list(itemgetter(*order)(items))  # picked at C level: ~3x a comprehension over ~11k items
 
 
 class FuturepediaTrack(Track):
