@@ -12,6 +12,7 @@ with lines and fields. Both paths accept exactly the same files.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
@@ -61,6 +62,18 @@ def _decoded(track: Track, decode: Callable[[tuple[msgspec.json.Decoder, msgspec
     return decode(_decoders(track))
 
 
+_BLANK_START = re.compile(rb"\n[ \t\r\n\x0b\x0c]")  # a line that starts with whitespace (bytes.strip's)
+
+
+def _non_blank_lines(body: bytes, newlines: int) -> int:
+    """The lines of `body` (which holds `newlines` newlines) with more than whitespace. When every line starts
+    with a byte that is not whitespace, that is all of them but an empty last one: one regex pass (~0.7 ms a
+    bench file), not a strip per line (~1.3 ms), which the other files take."""
+    if body[:1].strip() and not _BLANK_START.search(body):
+        return newlines + (not body.endswith(b"\n"))
+    return sum(map(bool, map(bytes.strip, body.split(b"\n"))))
+
+
 class FastParse(NamedTuple):
     """A clean file read by the typed fast path: nothing to report, ready to fingerprint and score."""
 
@@ -101,12 +114,12 @@ def fast_parse(
                 return None
             gold = gold_of(track)
             limits = track.limits(gold)
-            if body.count(b"\n") >= limits.records or values_over(body, limits.values, lines=True):
+            newlines = body.count(b"\n")
+            if newlines >= limits.records or values_over(body, limits.values, lines=True):
                 return None
             records = _decoded(track, lambda decoders: decoders[0].decode_lines(body))
-            # JSONL is one record per line; decode_lines would also take a record spread over lines
-            # (the non-blank lines counted by C-level maps: a third faster than a generator, ~1 ms a file)
-            if len(records) != sum(map(bool, map(bytes.strip, body.split(b"\n")))):
+            # JSONL is one record per line; decode_lines would also take a record spread over lines, or two on one
+            if len(records) != _non_blank_lines(body, newlines):
                 return None
             system = header.get("system")
         else:

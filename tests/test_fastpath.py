@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import leaderboard.scoring as scoring
-from leaderboard.fastpath import fast_parse
+from leaderboard.fastpath import _non_blank_lines, fast_parse
 from leaderboard.submission import read_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,3 +192,18 @@ def test_any_modality_takes_the_fast_path(modality, monkeypatch):
     fast, generic = both(data, "s.jsonl", monkeypatch)
     assert fast.ok and generic.ok and fast.fingerprint == generic.fingerprint
     assert scores(fast) == scores(generic)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"", b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"x", b" x", b"x ", b"{}", b"\xc2\xa0"]),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_non_blank_lines_are_the_lines_bytes_strip_leaves_text_in(lines):
+    """The JSONL line check's shortcut (every line starting with a byte that is not whitespace) counts exactly
+    what stripping each line counts, blank, whitespace-only and empty last lines included."""
+    body = b"\n".join(lines)
+    assert _non_blank_lines(body, body.count(b"\n")) == sum(map(bool, map(bytes.strip, body.split(b"\n"))))
