@@ -238,6 +238,10 @@ def _shape_loop(points, classes, sentence, edge, first, last) -> int:
     return text
 
 
+# Held by six of the phrases (the Latin-script ones): where no prediction holds it, one search stands for six
+_SHARED = "nsuf"
+
+
 def refusals(predictions: list[str], joined: str | None = None) -> list[bool]:
     """[refused(p) for p in predictions], each phrase searched once over them all joined by NUL (no phrase
     holds NUL, so an occurrence lies inside one prediction); `joined`: ngram_kernel.joined_texts(predictions),
@@ -248,7 +252,10 @@ def refusals(predictions: list[str], joined: str | None = None) -> list[bool]:
             return [refused(p) for p in predictions]
     out = [False] * len(predictions)
     starts = None  # where each text begins, with its NUL: built at the first occurrence (most files have none)
+    shared = _SHARED in joined
     for phrase in REFUSALS:
+        if not shared and _SHARED in phrase:
+            continue  # it holds a text the predictions do not
         at = joined.find(phrase)
         while at >= 0:
             if starts is None:
