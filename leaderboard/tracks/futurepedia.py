@@ -451,8 +451,8 @@ class FuturepediaTrack(Track):
                 return None
         if len(mono) + len(cross) + len(sel) != len(records):
             return None  # a unit repeated (its later record overwrote it): the generic path says where
-        parsed = zip(TASKS, (mono, cross, sel))
-        return self._with_work(Predictions({t: units for t, units in parsed if units}), gold)
+        parsed = {"monolingual": mono, "crosslingual": cross, "selection": sel}
+        return self._with_work(Predictions({t: parsed[t] for t in TASKS if parsed[t]}), gold)
 
     def score(self, parsed: dict, gold: FuturepediaGold, verdicts: dict | None = None) -> Scores:
         values, answered, shares = _unit_values(parsed, gold, self.protocol_work(parsed, gold))
