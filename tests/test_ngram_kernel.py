@@ -257,3 +257,33 @@ def test_same_texts_and_appended_compare_and_copy_texts_in_place():
         ngram_kernel.appended(board, plain, [5])
     with pytest.raises(ValueError, match="different numbers"):
         ngram_kernel.same_texts(board, ngram_kernel.text_points(texts[:2]))
+
+
+_SCRIPTS = st.sampled_from(["Paris", "리스본", "准将", "東京タワー", "القاهرة", "Zürich", "2019", "1.5", "é", "x", " ", ", "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_SCRIPTS, min_size=1, max_size=4).map("".join), min_size=1, max_size=6), st.data())
+def test_rows_skipped_for_a_script_the_prediction_lacks_score_what_every_lookup_gives(answers, data):
+    """A row each of whose needles holds a character of a bucket the prediction lacks scores 0.0 unlooked-up:
+    on answers and predictions mixing scripts (and sharing digits, spaces and punctuation), compiled and
+    interpreted, every recall is the row form's; and a row's common buckets are those of its needles."""
+    predictions = data.draw(st.lists(st.lists(_SCRIPTS, max_size=5).map("".join), min_size=1, max_size=6))
+    pairs = [(i, r) for i in range(len(predictions)) for r in range(len(answers))]
+    expected = wanted(answers, predictions, pairs)
+    assert kernel_recalls(answers, predictions, pairs).tolist() == expected
+    assert kernel_recalls(answers, predictions, pairs, kernel=ngram_kernel._recall_pairs).tolist() == expected
+    rows = ngram_kernel.NeedleRows([answer_row(prepare_answer(split_parts(a, split=False))) for a in answers])
+    for r in range(len(rows)):
+        needles = rows.codes[rows.start[r] : rows.start[r + 1]]
+        per_needle = [
+            int(
+                np.bitwise_or.reduce(
+                    ngram_kernel._bucket_bits(
+                        np.array([(c >> s & (1 << 21) - 1) - 1 for s in (0, 21, 42) if c >> s & (1 << 21) - 1])
+                    )
+                )
+            )
+            for c in needles.tolist()
+        ]
+        assert rows.common[r] == (int(np.bitwise_and.reduce(per_needle)) if per_needle else 0)

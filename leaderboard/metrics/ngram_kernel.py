@@ -43,10 +43,42 @@ def pack(gram: str) -> int:
     return code
 
 
+# Every character has a bucket (0-62): ASCII letters 1, ASCII digits 2, other ASCII 0 (spaces, punctuation: in
+# nearly every text, so never a reason to skip), any other character 3 + its 128-character block folded onto
+# 60. A needle is found only where the prediction holds each of its characters, so a row each of whose needles
+# has a character of a bucket the prediction lacks (a Hangul answer against a Latin-script prediction) scores
+# 0.0 without a lookup: exact whatever the buckets, which only decide how often that happens.
+_ASCII_BUCKET = np.array([1 if chr(c).isalpha() else 2 if chr(c).isdigit() else 0 for c in range(128)], dtype=np.int64)
+
+
+def _bucket_bits(points: np.ndarray) -> np.ndarray:
+    """1 << bucket of each code point (int64), bucket 0 dropped (it constrains nothing)."""
+    points = points.astype(np.int64)
+    bucket = 3 + (points >> 7) % 60
+    ascii_ = points < 128
+    bucket[ascii_] = _ASCII_BUCKET[points[ascii_]]
+    return (np.int64(1) << bucket) & ~np.int64(1)
+
+
+def _common_buckets(codes: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Per row, the buckets every one of its needles has a character of (0 for a row without needles)."""
+    needle = np.zeros(len(codes), dtype=np.int64)
+    for shift in (0, _SHIFT, 2 * _SHIFT):
+        field = (codes >> shift) & ((1 << _SHIFT) - 1)  # a code point + 1, or 0: no character
+        held = field > 0
+        needle[held] |= _bucket_bits(field[held] - 1)
+    out = np.zeros(len(start) - 1, dtype=np.int64)
+    full = start[1:] > start[:-1]
+    if full.any():
+        out[full] = np.bitwise_and.reduceat(needle, start[:-1][full])
+    return out
+
+
 class NeedleRows:
     """Answer rows (ngram.answer_row's (needles, weights)) as flat arrays: row r's needles are
     codes[start[r]:start[r + 1]] (packed with `pack`) with their weights; `short[r]`: row r holds a 1- or
-    2-character needle. Built once per gold load."""
+    2-character needle; `common[r]`: the character buckets each of its needles has (`_common_buckets`).
+    Built once per gold load."""
 
     def __init__(self, rows: Sequence[tuple[Sequence[str], Sequence[float]]]):
         codes: list[int] = []
@@ -67,6 +99,7 @@ class NeedleRows:
             raise ValueError("a needle's weight must be finite and not negative")
         self.start = np.array(starts, dtype=np.int64)
         self.short = np.array(short, dtype=np.bool_)
+        self.common = _common_buckets(self.codes, self.start)  # (_bucket_bits) the kernel's skip test
 
     def __len__(self) -> int:
         return len(self.short)
@@ -84,6 +117,7 @@ class NeedleRows:
             [*(s.start[:-1] + base for s, base in zip(sets, np.cumsum(needles) - needles)), [len(out.codes)]]
         )
         out.short = np.concatenate([s.short for s in sets])
+        out.common = np.concatenate([s.common for s in sets])
         return out, np.cumsum(sizes) - sizes
 
 
@@ -111,7 +145,7 @@ def slot_of(code: int) -> int:
     return ((int(code) * _HASH) >> (64 - _SLOT_BITS)) & (_SLOTS - 1)
 
 
-def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_start, row_short, out):
+def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_start, row_short, row_common, out):
     """out[e] = recall of row pair_row[e] against prediction pair_pred[e] (the code points
     points[pred_start[p]:pred_start[p + 1]]).
 
@@ -131,17 +165,19 @@ def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_s
     slot_code = np.zeros(_SLOTS, dtype=np.int64)  # a gram's code, or 0: an empty slot
     taken = np.empty(_SMALL, dtype=np.int64)  # the slots the current prediction's grams hold: taken[:used]
     used = 0
-    current, with_short, n = -1, False, 0
+    current, with_short, n, buckets = -1, False, 0, 0
     for e in range(len(pair_pred)):
         p, r = pair_pred[e], pair_row[e]
         if p != current or (row_short[r] and not with_short):
-            current, with_short, n = p, row_short[r], 0
+            current, with_short, n, buckets = p, row_short[r], 0, 0
             first, end = pred_start[p], pred_start[p + 1]
             code = 0
             for i in range(first, end):
                 # int64 before packing: points are uint32 (4 bytes a character), and numpy (the interpreted
                 # fallback) keeps uint32 + 1 a uint32, whose shifts would lose the upper fields
                 c = np.int64(points[i]) + 1  # + 1: a packed field is never 0
+                # the prediction's character buckets (_bucket_bits, written inline)
+                buckets |= np.int64(1) << (_ASCII_BUCKET[c - 1] if c <= 128 else 3 + ((c - 1) >> 7) % 60)
                 code = ((code << _SHIFT) | c) & _GRAM  # rolling: the 3-gram ending at i (once i - first >= 2)
                 if i - first >= 2:
                     grams[n] = code
@@ -169,6 +205,9 @@ def _recall_pairs(points, pred_start, pair_pred, pair_row, codes, weights, row_s
                 # a stranger chooses the prediction (numba takes `kind` only in argsort)
                 held = grams[:n]
                 held[:] = held[np.argsort(held, kind="mergesort")]
+        if row_common[r] & ~buckets:  # every needle has a character the prediction lacks: none is found
+            out[e] = 0.0
+            continue
         # Weights add in needle order from 0.0: bit for bit what sum(compress(...)) gives. A needle not found
         # adds weight x False = +0.0, which leaves the sum as it is (weights are positive and finite, and the
         # sum starts at +0.0): the same bits without a branch on found, which random text mispredicts.
@@ -417,7 +456,7 @@ def pair_arguments(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray],
     if len(pair_row) and not (0 <= pair_row.min() and pair_row.max() < len(rows)):
         raise ValueError("a pair names a row out of range")
     _check_layout(points, starts)
-    return points, starts, pair_pred, pair_row, rows.codes, rows.weights, rows.start, rows.short
+    return points, starts, pair_pred, pair_row, rows.codes, rows.weights, rows.start, rows.short, rows.common
 
 
 def warm_up() -> None:
