@@ -302,6 +302,10 @@ class FileWork:
         """`units` in canonical order (itself when already in it), their positions kept. A key's position comes
         from its fields one column at a time: a dict lookup of each whole key tuple (hashing and comparing every
         field) costs some 3x as much."""
+        keys = self.gold.unit_keys[task]
+        if len(units) == len(keys) and list(units) == keys:  # complete, in the gold's order: compared, not coded
+            self._parts[("positions", task)] = np.arange(len(keys))
+            return units
         ks = np.zeros(0, dtype=np.int64)
         if units:
             columns = list(zip(*units))  # a key is (id, query language[, document language])
