@@ -462,7 +462,11 @@ def pair_arguments(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray],
 def warm_up() -> None:
     """Compile (or load from the cache) the loops now, on tiny inputs of the real argument types, so the
     first submission does not wait for them: both layouts of points, the writable ones of `normalised_points`
-    and the read-only UTF-32 buffer of `text_points` (numba compiles each apart)."""
+    and the read-only UTF-32 buffer of `text_points` (numba compiles each apart); and the scripts'
+    normalisation's own loop (nale._shapes), which every file's official protocol runs."""
+    from .nale import script_points  # here, not at the top: nale imports this module
+
+    script_points(["Abc d", "x"])
     rows = NeedleRows([(("abc", "é"), (0.5, 0.5))])
     layouts = (normalised_points(["abcé", "x y"]), text_points(["abcé", "x y"]))
     for points in layouts:
