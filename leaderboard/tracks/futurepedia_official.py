@@ -399,7 +399,7 @@ class FileWork:
         same_as: dict[int, int] = {}
         for i in range(1, len(recipes)):
             for j in range(i):
-                if len(preds[i]) == len(preds[j]) and np.array_equal(rows[i], rows[j]):
+                if np.array_equal(rows[i], rows[j]):  # (a recipe's preds and rows are its pairs': one length)
                     mask = _rows_differ(gold, recipes[j], recipes[i])[rows[i]] | (preds[i] != preds[j])
                     if mask.sum() < scored[i].sum():
                         same_as[i], scored[i] = j, mask
