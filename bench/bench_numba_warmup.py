@@ -24,8 +24,8 @@ import sys, time
 t = time.perf_counter(); import leaderboard.service, leaderboard.ui; service = time.perf_counter() - t
 assert "numba" not in sys.modules
 t = time.perf_counter(); import numba; imported = time.perf_counter() - t
-from leaderboard.metrics import ngram_kernel
-t = time.perf_counter(); ngram_kernel.warm_up(); warm = time.perf_counter() - t
+from leaderboard.metrics import nale
+t = time.perf_counter(); nale.warm_up(); warm = time.perf_counter() - t
 print(service, imported, warm)
 """
 

@@ -20,6 +20,7 @@ from itertools import accumulate
 
 import numpy as np
 
+from . import ngram_kernel
 from .compiled import compiled
 from .ngram import ngram_set, normalise
 from .ngram_kernel import CHUNK_CHARS, _points, _space_table, _text_points, in_chunks, runs
@@ -236,6 +237,13 @@ def _shape_loop(points, classes, sentence, edge, first, last) -> int:
         elif points[i] == 32 and start < i < n - 1 and classes[points[i - 1]] & _WORD and classes[points[i + 1]] & _WORD:
             sentence[text] = True
     return text
+
+
+def warm_up() -> None:
+    """ngram_kernel.warm_up, and the scripts' normalisation loop (`_shapes`), which every file's official
+    protocol runs: compiled (or loaded from the cache) now, so the first submission waits for none of them."""
+    ngram_kernel.warm_up()
+    script_points(["Abc d", "x"])
 
 
 # Held by six of the phrases (the Latin-script ones): where no prediction holds it, one search stands for six

@@ -14,8 +14,8 @@ one), and each needle is one lookup: O(L log L + needles x log L) at worst per p
 characters, never L x needles, whatever text a stranger sends (the length bound is base.MAX_ANSWER).
 
 The loops are compiled with numba, imported only at their first call (compiled.py: the first Futurepedia
-scoring of a process; `warm_up()` for a caller that wants it earlier), never at `import leaderboard.*` nor
-at gold load: the app's start-up loads every track's gold and does not pay for it. Without numba the same
+scoring of a process; `warm_up()`, or nale.warm_up() with the scripts' loop too, for a caller that wants it
+earlier), never at `import leaderboard.*` nor at gold load: the app's start-up loads every track's gold and does not pay for it. Without numba the same
 functions run interpreted: the same numbers, only slower (a warning is logged once).
 """
 
@@ -462,11 +462,8 @@ def pair_arguments(rows: NeedleRows, predictions: tuple[np.ndarray, np.ndarray],
 def warm_up() -> None:
     """Compile (or load from the cache) the loops now, on tiny inputs of the real argument types, so the
     first submission does not wait for them: both layouts of points, the writable ones of `normalised_points`
-    and the read-only UTF-32 buffer of `text_points` (numba compiles each apart); and the scripts'
-    normalisation's own loop (nale._shapes), which every file's official protocol runs."""
-    from .nale import script_points  # here, not at the top: nale imports this module
-
-    script_points(["Abc d", "x"])
+    and the read-only UTF-32 buffer of `text_points` (numba compiles each apart). nale.warm_up adds the
+    scripts' own loop."""
     rows = NeedleRows([(("abc", "é"), (0.5, 0.5))])
     layouts = (normalised_points(["abcé", "x y"]), text_points(["abcé", "x y"]))
     for points in layouts:
