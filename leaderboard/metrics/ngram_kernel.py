@@ -15,8 +15,9 @@ characters, never L x needles, whatever text a stranger sends (the length bound 
 
 The loops are compiled with numba, imported only at their first call (compiled.py: the first Futurepedia
 scoring of a process; `warm_up()`, or nale.warm_up() with the scripts' loop too, for a caller that wants it
-earlier), never at `import leaderboard.*` nor at gold load: the app's start-up loads every track's gold and does not pay for it. Without numba the same
-functions run interpreted: the same numbers, only slower (a warning is logged once).
+earlier), never at `import leaderboard.*` nor at gold load: the app's start-up loads every track's gold and
+does not pay for it. Without numba the same functions run interpreted: the same numbers, only slower (a
+warning is logged once).
 """
 
 from __future__ import annotations
