@@ -155,6 +155,8 @@ def values_over(data: bytes, limit: int, lines: bool = False) -> bool | str:
     MAX_DEPTH (a deep nesting is better told as such than as a count). `lines`:
     JSONL, where a string never runs past the end of its line.
     """
+    if len(data) < limit:  # every value but the first follows a byte of its own: a short text cannot hold more
+        return False
     if rough_values(data) <= limit:
         return False
     if _marks_outside_strings(data, lines, limit) + 1 <= limit:
