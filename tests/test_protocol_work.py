@@ -171,3 +171,40 @@ def test_a_files_bulk_passes_are_each_prediction_on_its_own(with_nul):
             got = [points[starts[i] : starts[i + 1]].tobytes().decode("utf-32-le") for i in range(len(texts))]
             assert got == [normalised(t) for t in texts]
         assert work.refusal(task).tolist() == [refused(t) for t in texts]
+
+
+@pytest.mark.parametrize("in_gold_order", [True, False], ids=["gold-order", "shuffled"])
+def test_recipes_share_a_layout_only_where_their_parts_are_laid_out_alike(tmp_path, in_gold_order):
+    """Twin recipes (fo._layout_twin) share one layout of a file's pairs. An answer with an empty part ("a, , b")
+    splits into three parts for the scripts and two for the board: there the recipes are not twins, and each
+    recipe's layout is still the one it builds alone."""
+    import json
+    import random
+
+    from leaderboard.submission import parse_envelope
+    from leaderboard.tracks import futurepedia_official as fo
+
+    records = json.loads((ROOT / "assets/demo/gold/futurepedia/demo_answers.json").read_text(encoding="utf-8"))
+    records[0]["ori_ans"]["en"] = records[0]["ori_ans"]["en"] + ", , " + records[0]["ori_ans"]["fr"]
+    path = tmp_path / "gold.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    gold = TRACKS["futurepedia"].load_gold(path)
+    script, board = fo.SCRIPT_NORMALISED, fo.BOARD_NORMALISED
+    assert fo._layout_twin(gold, board) is not fo._layout_twin(gold, script)
+    assert fo._layout_twin(gold, fo.Recipe(True, False, False)) is fo._layout_twin(gold, script)  # distinct: same split
+
+    submission = DEMO / "futurepedia" / "polyrag-xl.jsonl"
+    env = parse_envelope(submission.read_bytes(), submission.name)
+    lines = env.records[:]
+    if not in_gold_order:
+        random.Random(3).shuffle(lines)
+    data = "\n".join(json.dumps(x) for x in [{"track": "futurepedia", "system": env.system}, *lines]).encode()
+    checked = check(data, "a.jsonl", {"futurepedia": path})
+    assert checked.ok, checked.errors[:3]
+    work = TRACKS["futurepedia"].protocol_work(checked.parsed, checked.gold)
+    for task in ("monolingual", "crosslingual"):
+        for recipe in fo.STEP_RECIPES:
+            pairs, pred, row = fo._answer_layout(task, work, recipe)
+            alone, alone_pred, alone_row = fo._laid_out(task, gold, recipe, work.positions(task))
+            assert np.array_equal(pred, alone_pred) and np.array_equal(row, alone_row), (task, recipe)
+            assert np.array_equal(pairs.strict_parts, alone.strict_parts), (task, recipe)

@@ -399,7 +399,7 @@ class FileWork:
         same_as: dict[int, int] = {}
         for i in range(1, len(recipes)):
             for j in range(i):
-                if np.array_equal(rows[i], rows[j]):  # (a recipe's preds and rows are its pairs': one length)
+                if rows[i] is rows[j] or np.array_equal(rows[i], rows[j]):  # (a recipe's preds and rows are its pairs': one length)
                     mask = _rows_differ(gold, recipes[j], recipes[i])[rows[i]] | (preds[i] != preds[j])
                     if mask.sum() < scored[i].sum():
                         same_as[i], scored[i] = j, mask
@@ -507,13 +507,31 @@ class _Pairs:
         return replace(self, recall=found / rows.size[self.row])
 
 
+def _layout_twin(gold, recipe: Recipe) -> Recipe:
+    """The first step recipe whose parts are laid out as `recipe`'s (each answer's first row and count of parts
+    alike: the recipes differ in needles and sizes, not in the split), else `recipe`: recipes that are twins
+    share one layout of a file's pairs, built once (the pairs, the rows and the predictions are the same)."""
+    key = ("layout twin", recipe)
+    if key not in gold.protocol_cache:
+        mine = part_rows(gold, recipe)
+        fields = ("ori_first", "ori_count", "new_first", "new_count")
+        gold.protocol_cache[key] = next(
+            r
+            for r in (*STEP_RECIPES, recipe)
+            if all(np.array_equal(getattr(part_rows(gold, r), f), getattr(mine, f)) for f in fields)
+        )
+    return gold.protocol_cache[key]
+
+
 def _answer_layout(task: str, work: FileWork, recipe: Recipe) -> tuple[_Pairs, np.ndarray, np.ndarray]:
-    """(the task's pairs under `recipe`, recall not yet computed; each pair's prediction and kernel row).
-    A file with every unit of the task, in the canonical order (as a complete file in the gold's order
-    lists them), has the gold's own layout: built once per gold and recipe, and only ever read."""
+    """(the task's pairs under `recipe`, recall not yet computed; each pair's prediction and kernel row), one
+    object for twin recipes (`_layout_twin`), only ever read. A file with every unit of the task, in the
+    canonical order (as a complete file in the gold's order lists them), has the gold's own layout: built once
+    per gold and recipe."""
     gold, ks = work.gold, work.positions(task)
+    recipe = _layout_twin(gold, recipe)
     if len(ks) != len(gold.unit_keys[task]) or not np.array_equal(ks, np.arange(len(ks))):
-        return _laid_out(task, gold, recipe, ks)
+        return work.once(("layout", task, recipe), lambda: _laid_out(task, gold, recipe, ks))
     key = ("complete layout", task, recipe)
     if key not in gold.protocol_cache:
         gold.protocol_cache[key] = _laid_out(task, gold, recipe, np.arange(len(ks)))
