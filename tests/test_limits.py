@@ -359,7 +359,6 @@ def test_values_outside_strings_are_counted_exactly_across_chunks(chunk, monkeyp
             assert submission._marks_outside_strings(wellformed.encode(), lines, 10**9) == decoder_marks(wellformed, lines)
 
 
-
 def test_a_text_shorter_than_the_value_limit_is_never_over_it():
     """values_over answers a text shorter than the limit without counting (a value but the first follows a
     byte of its own); at and past the length the count decides, so a text of only marks is over by one."""
@@ -371,6 +370,7 @@ def test_a_text_shorter_than_the_value_limit_is_never_over_it():
         assert not submission.values_over(marks, n + 1)
         assert submission.values_over(marks, n) == (True if n < submission.MAX_DEPTH else "depth")
         assert not submission.values_over(marks, n + 2)
+
 
 # ---- a valid file at the size cap ------------------------------------------------------------------
 

@@ -399,7 +399,8 @@ class FileWork:
         same_as: dict[int, int] = {}
         for i in range(1, len(recipes)):
             for j in range(i):
-                if rows[i] is rows[j] or np.array_equal(rows[i], rows[j]):  # (a recipe's preds and rows are its pairs': one length)
+                # (a recipe's preds and rows are its pairs': one length; twin recipes share one rows array)
+                if rows[i] is rows[j] or np.array_equal(rows[i], rows[j]):
                     mask = _rows_differ(gold, recipes[j], recipes[i])[rows[i]] | (preds[i] != preds[j])
                     if mask.sum() < scored[i].sum():
                         same_as[i], scored[i] = j, mask
