@@ -509,13 +509,13 @@ class _Pairs:
 
 
 def _layout_twin(gold, recipe: Recipe) -> Recipe:
-    """The first step recipe whose parts are laid out as `recipe`'s (each answer's first row and count of parts
-    alike: the recipes differ in needles and sizes, not in the split), else `recipe`: recipes that are twins
-    share one layout of a file's pairs, built once (the pairs, the rows and the predictions are the same)."""
+    """The first step recipe whose answers' parts are laid out as `recipe`'s (each answer's first row and count
+    of parts alike, all `_laid_out` reads: the recipes differ in needles and sizes, not in the split), else
+    `recipe`: twins share one layout of a file's answer pairs, built once (the same pairs, rows and predictions)."""
     key = ("layout twin", recipe)
     if key not in gold.protocol_cache:
         mine = part_rows(gold, recipe)
-        fields = ("ori_first", "ori_count", "new_first", "new_count")
+        fields = ("ori_first", "ori_count")
         gold.protocol_cache[key] = next(
             r
             for r in (*STEP_RECIPES, recipe)
