@@ -22,6 +22,9 @@ Figures, from the page's own clock (navigation start for the first two, the clic
                             has settled: nothing in the tabs changed for QUIET_MS (a table or chart drawn
                             again, a late answer from the server, counts up to its last change)
   back to a drawn tab       a click back on the first track's tab, until it has settled the same way
+  ...: main-thread work     for each switch, the renderer's main-thread time from the click until it settled (and
+                            the script part of it), as Chrome's Performance domain counts it: the wall clock's
+                            figure less the waits, steadier under load
 Each is the median over the loads, then the board / floor ratio (the target) and board / content.
 `--submissions N`: N generated submissions (bench/bench_scale.py's `templates_of` / `generate`, results cached)
 instead of the demo's. Not a test: read the figures (the machine's load is printed with them: timings on a
@@ -219,6 +222,15 @@ def start_server(kind: str, port: int, data_dir: Path | None) -> subprocess.Pope
     raise SystemExit(f"the {kind} server did not listen within 600 s")
 
 
+# The renderer's main-thread work during a switch (Chrome's Performance domain, seconds): steadier than the wall
+# clock on a shared machine, and split into script and layout, which says where a switch's time goes.
+MAIN_THREAD = {"TaskDuration": "main-thread work", "ScriptDuration": "of it script"}
+
+
+def main_thread(cdp) -> dict[str, float]:
+    return {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] in MAIN_THREAD}
+
+
 # ---- one load, measured ---------------------------------------------------------------------------------------
 def one_load(context, url: str, tracks: list[tuple[str, str]]) -> dict[str, float]:
     """First row, first chart, a switch to each other track's chart, back to the first: ms (see the module doc)."""
@@ -231,11 +243,16 @@ def one_load(context, url: str, tracks: list[tuple[str, str]]) -> dict[str, floa
         # the page has finished loading (its load's answers drawn) before the first click
         page.wait_for_function(f"() => performance.now() - window.__bench.last_change > {QUIET_MS}", timeout=TIMEOUT_MS)
         out = {"first table row visible": marks["row"], "first chart drawn": marks["chart"]}
-        for name, title in tracks[1:]:
-            got = page.evaluate(SWITCH_JS, [title, name, QUIET_MS, "chart"])
-            out[f"tab switch to a drawn chart ({title})"] = got["settled"]
-        name, title = tracks[0]
-        out["back to a drawn tab"] = page.evaluate(SWITCH_JS, [title, name, QUIET_MS, "all"])["settled"]
+        cdp = context.new_cdp_session(page)
+        cdp.send("Performance.enable")
+        switches = [(f"tab switch to a drawn chart ({title})", title, name, "chart") for name, title in tracks[1:]]
+        switches.append(("back to a drawn tab", tracks[0][1], tracks[0][0], "all"))
+        for key, title, name, what in switches:
+            before = main_thread(cdp)
+            out[key] = page.evaluate(SWITCH_JS, [title, name, QUIET_MS, what])["settled"]
+            after = main_thread(cdp)
+            for metric in MAIN_THREAD:
+                out[f"{key}: {MAIN_THREAD[metric]}"] = (after[metric] - before[metric]) * 1000
         return out
     finally:
         page.close()
@@ -318,8 +335,9 @@ def main() -> None:
         f"{size}, {args.loads} loads each (median, ms), chromium {VIEWPORT['width']}x{VIEWPORT['height']}; "
         f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} cores)"
     )
+    width = max(map(len, runs["board"][0]))
     print(
-        f"{'':44s} {'board':>8s} {'floor':>8s} {'ratio':>6s} {'content':>8s} {'ratio':>6s}   "
+        f"{'':{width}s} {'board':>8s} {'floor':>8s} {'ratio':>6s} {'content':>8s} {'ratio':>6s}   "
         "board loads / floor loads / content loads"
     )
 
@@ -331,7 +349,7 @@ def main() -> None:
         b, f, c = ([float("inf") if r[key] is None else r[key] for r in runs[k]] for k in kinds)
         mb, mf, mc = statistics.median(b), statistics.median(f), statistics.median(c)
         print(
-            f"{key:44s} {ms(mb):>8s} {ms(mf):>8s} {mb / mf:6.2f} {ms(mc):>8s} {mb / mc:6.2f}   "
+            f"{key:{width}s} {ms(mb):>8s} {ms(mf):>8s} {mb / mf:6.2f} {ms(mc):>8s} {mb / mc:6.2f}   "
             + " / ".join(" ".join(ms(x) for x in xs) for xs in (b, f, c))
         )
     print(json.dumps({k: runs[k] for k in runs}), file=sys.stderr)
