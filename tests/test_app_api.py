@@ -261,11 +261,17 @@ def test_compare_refuses_bad_pairs(client, app):
     u = ids_by_name(app, "unidoc")["BM25 + Llama-3.1-8B (baseline)"]
     v = next(iter(ids_by_name(app, "vdr").values()))
     summary, metrics, *_ = client.predict("unidoc", u, v, api_name="/compare")
-    assert "same track" in summary and not frame(metrics).size
+    assert "Pick two systems of the UniDoc-Bench track." in summary and not frame(metrics).size
     summary, *_ = client.predict("unidoc", u, u, api_name="/compare")
     assert "two different systems" in summary
     summary, *_ = client.predict("unidoc", u, "000000000000", api_name="/compare")
     assert "Unknown system" in summary
+    # two systems of one track, asked for on another: refused as such, not compared on their own track
+    other = ids_by_name(app, "unidoc")["ColPali pages + Qwen2.5-VL-7B"]
+    summary, metrics, *_ = client.predict("vdr", u, other, api_name="/compare")
+    assert "Pick two systems of the VDR compression track." in summary and not frame(metrics).size
+    summary, metrics, *_ = client.predict("unidoc", u, other, api_name="/compare")  # on their own track: compared
+    assert "A</b>" in summary and frame(metrics).size
 
 
 def test_compare_vdr(client, app):

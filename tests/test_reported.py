@@ -317,6 +317,12 @@ def test_compare_with_a_reported_row_is_differences_only(app, monkeypatch):
     # across tracks, or an unknown reported id: said plainly
     assert views.compare_view(board, e.id, "reported:vdr:vidore-colqwen2.5-v0.2")[0] == "Pick two systems of the same track."
     assert views.compare_view(board, e.id, "reported:unidoc:nope")[0] == "Unknown system: pick again."
+    # a rescored and a reported system of one track, asked for on another track
+    assert (
+        views.compare_view(board, e.id, "reported:unidoc:paper-text", "vdr")[0]
+        == "Pick two systems of the VDR compression track."
+    )
+    assert views.compare_view(board, e.id, "reported:unidoc:paper-text", "unidoc")[0].startswith("<b>A</b>")
 
 
 def test_choices_and_about_cite_every_source(app):

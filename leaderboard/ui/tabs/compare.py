@@ -55,7 +55,7 @@ class CompareTab:
 
     # ---- handlers -----------------------------------------------------------------------------
     def run(self, track_name, a_id, b_id):
-        text, mframe, fig, topf = views.compare_view(self.board, a_id, b_id)
+        text, mframe, fig, topf = views.compare_view(self.board, a_id, b_id, track_name)
         units = topf["Unit"].tolist() if "Unit" in topf else []
         query = urlstate.encode({"tab": self.id, "track": track_name, "a": a_id, "b": b_id})
         return (html.compare_summary(text), mframe, fig, topf, gr.update(choices=units, value=units[0] if units else None), query)

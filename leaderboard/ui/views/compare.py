@@ -17,8 +17,9 @@ from .common import judge_label, reported_row, visible_entry
 from .system import unit_record
 
 
-def compare_view(board: Board, a_id: str | None, b_id: str | None):
-    """(summary markdown, metrics frame, per-category figure, top-differences frame)."""
+def compare_view(board: Board, a_id: str | None, b_id: str | None, track: str | None = None):
+    """(summary markdown, metrics frame, per-category figure, top-differences frame). `track`: the track the two
+    must be on (the Compare tab's choice, /compare's `track`); None: whichever track they share."""
     if not a_id or not b_id:
         return "Pick two systems of the same track.", pd.DataFrame(), figures.message_figure("Pick two systems."), pd.DataFrame()
     if a_id == b_id:
@@ -28,6 +29,9 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None):
             figures.message_figure("Pick two different systems."),
             pd.DataFrame(),
         )
+    if track in TRACKS and {_track_of(board, a_id), _track_of(board, b_id)} - {track, None}:
+        msg = f"Pick two systems of the {TRACKS[track].title} track."
+        return esc(msg), pd.DataFrame(), figures.message_figure(msg), pd.DataFrame()
     if reported.is_reported(a_id) or reported.is_reported(b_id):
         return reported_compare_view(board, a_id, b_id)
     if visible_entry(board, a_id) is None or visible_entry(board, b_id) is None:  # unknown, withdrawn or hidden
@@ -83,6 +87,15 @@ def both_records(board: Board, a_id: str | None, b_id: str | None, unit: str | N
 
 
 NO_TEST = "no significance test: reported figures"
+
+
+def _track_of(board: Board, entry_id: str) -> str | None:
+    """The track of a visible submission or a reported row, None for an unknown id (said apart, as unknown)."""
+    found = reported_row(board, entry_id)
+    if found is not None:
+        return found[0].name
+    e = visible_entry(board, entry_id)
+    return e.summary.track if e is not None else None
 
 
 def _compared(board: Board, entry_id: str) -> tuple[str, str, dict, bool] | None:
