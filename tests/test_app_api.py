@@ -257,6 +257,19 @@ def test_compare_partial_coverage_uses_shared_units(client, app):
     assert m.loc["Completeness", "Shared units"] == str(answered)
 
 
+def test_inputs_of_the_wrong_type_are_refused_saying_which_and_what_it_takes(client):
+    """An API caller's null for a list or text for a number: a message naming the control and what it takes, as for
+    a value that is not a choice (not Gradio's generic "raised an exception")."""
+    view = dict(rank_by="nDCG@5", scores_on="All", search="", model=[], method=[], columns=["Method"])
+    with pytest.raises(AppError, match=r"^Shown columns: None is not a list of choices$"):
+        client.predict(**{**view, "columns": None}, api_name="/table_vdr")
+    with pytest.raises(AppError, match=r"^Shown columns: 5 is not a list of choices$"):
+        client.predict(**{**view, "columns": 5}, api_name="/export_csv_vdr")
+    with pytest.raises(AppError, match=r"^Systems shown: 'many' is not a number$"):
+        client.predict(**view, rows="many", api_name="/table_vdr")
+    assert client.predict(**view, rows=3, api_name="/table_vdr")["value"]["data"]  # the same view, well typed
+
+
 def test_compare_refuses_bad_pairs(client, app):
     u = ids_by_name(app, "unidoc")["BM25 + Llama-3.1-8B (baseline)"]
     v = next(iter(ids_by_name(app, "vdr").values()))
