@@ -112,3 +112,12 @@ def test_a_chart_grows_with_its_legend_and_its_long_labels():
     assert len(tall.data) == figures.MAX_SERIES == 8
     assert tall.layout.height == tilted + figures.LEGEND_ROW_PX  # 8 names of 29 characters: 2 rows of 4, not 1
     assert tall.layout.legend.yref == "container" and tall.layout.legend.yanchor == "bottom"
+
+
+def test_a_p_value_of_no_crossing_replicate_is_shown_as_a_bound():
+    """A paired bootstrap's p of 0.0 (no replicate crossed 0) is below 2 / resamples, not 0: shown as that bound."""
+    from leaderboard.metrics.stats import RESAMPLES
+    from leaderboard.ui.format import p_text
+
+    assert RESAMPLES == 1000 and p_text(0.0) == "< 0.002" and p_text(0.0, 200) == "< 0.010"
+    assert p_text(0.002) == "0.002" and p_text(0.0104) == "0.010" and p_text(1.0) == "1.000"

@@ -11,6 +11,8 @@ import html
 import math
 import re
 
+from ..metrics.stats import RESAMPLES
+
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies; every chart uses it.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 _URL = re.compile(r"^https?://[^\s<>\"']+$", re.IGNORECASE)
@@ -26,6 +28,12 @@ def ci_text(low, high, digits: int = 3) -> str:
     if low is None or high is None or (isinstance(low, float) and math.isnan(low)):
         return ""
     return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def p_text(p: float, resamples: int = RESAMPLES) -> str:
+    """A paired bootstrap's two-sided p-value: twice its smaller tail share of `resamples` replicates, so 0.0
+    says only that no replicate crossed 0 (p below 2 / resamples), not that p is 0."""
+    return f"< {2 / resamples:.3f}" if p == 0 else f"{p:.3f}"
 
 
 def esc(text) -> str:

@@ -12,7 +12,7 @@ from ..ranking import BOARD, OFFICIAL, protocol_of
 from ..reported import LEGEND
 from ..service import Board
 from ..tracks import Track
-from .format import ci_text, esc, num
+from .format import ci_text, esc, num, p_text
 
 TITLE = "Open RAG Leaderboard"
 TAGLINE = "Retrieval-augmented generation over real documents: every number recomputed from raw predictions."
@@ -97,7 +97,7 @@ def _lead_card(lead, with_reported: bool) -> str:
         verdict = "significant" if lead.paired_significant else "not significant"
         paired = (
             f'<span class="lead-paired" title="paired bootstrap over the units both answered, against {esc(lead.runner_up)}">'
-            f"vs #2: paired p {'< 0.001' if lead.paired_p < 0.001 else f'{lead.paired_p:.3f}'}, {verdict}</span>"
+            f"vs #2: paired p {p_text(lead.paired_p)}, {verdict}</span>"
         )
     line = " · ".join(part for part in (ties_html, paired) if part)
     return (

@@ -12,7 +12,7 @@ from ... import reported
 from ...service import BeingRescored, Board
 from ...tracks import TRACKS
 from .. import figures
-from ..format import ci_text, esc, num, short
+from ..format import ci_text, esc, num, p_text, short
 from .common import judge_label, reported_row, visible_entry
 from .system import unit_record
 
@@ -58,7 +58,7 @@ def compare_view(board: Board, a_id: str | None, b_id: str | None, track: str | 
                 "B": num(m.b),
                 "A − B": "" if m.diff is None else f"{m.diff:+.3f}",
                 "95% CI of A − B": ci_text(*m.ci) if m.ci else "",
-                "p": "" if m.p_value is None else f"{m.p_value:.3f}",
+                "p": "" if m.p_value is None else p_text(m.p_value),
                 "Significant (95%)": "yes" if m.significant else "no",
                 "Shared units": str(m.n_shared),
             }
