@@ -81,7 +81,8 @@ rescored and a change of gold or metric rescores everything.
   leader on the ranking and headline metrics, how many systems tie with it by that criterion, the paired test
   against the runner-up, and the best reported figure beside it.
 - **Compare**: a paired bootstrap over the units both systems answered; significant when the 95% interval
-  of the difference excludes 0.
+  of the difference excludes 0. Its two-sided p is twice the smaller share of replicates on one side of 0: when
+  none crosses 0 it is shown as "< 0.002" (2 / 1,000 resamples), the finest the bootstrap can tell.
 - **Missing units** score 0 and are counted; a submission is validated as a whole and rejected with every
   problem listed (line, record id, field, what was expected). Files up to {DEFAULT_MAX_BYTES // 2**20} MiB
   (decompressed): `.json`, `.jsonl`, optionally gzipped.
