@@ -270,6 +270,9 @@ def test_inputs_of_the_wrong_type_are_refused_saying_which_and_what_it_takes(cli
         client.predict(**{**view, "columns": 5}, api_name="/export_csv_vdr")
     with pytest.raises(AppError, match=r"^Systems shown: 'many' is not a number$"):
         client.predict(**view, rows="many", api_name="/table_vdr")
+    # the worst case quoted: a million values, the message still a line (reprlib cuts it while writing it)
+    with pytest.raises(AppError, match=r"^Systems shown: \[0, 0, 0, 0, \.\.\.\] is not a number$"):
+        client.predict(**view, rows=[0] * 1_000_000, api_name="/table_vdr")
     assert client.predict(**view, rows=3, api_name="/table_vdr")["value"]["data"]  # the same view, well typed
 
 

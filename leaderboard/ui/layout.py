@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import reprlib
 import secrets
 from pathlib import Path
 
@@ -101,6 +102,14 @@ def _precise_inputs(demo: gr.Blocks) -> None:
             block.preprocess = _precise(block, block.preprocess)
 
 
+# A refused value as the message quotes it: cut while it is written (reprlib), not written whole and then cut (a
+# caller's payload can hold a million values).
+_QUOTED = reprlib.Repr()  # Python 3.11's Repr takes no arguments: its limits are attributes
+_QUOTED.maxstring = _QUOTED.maxother = 60
+_QUOTED.maxlist = _QUOTED.maxtuple = _QUOTED.maxdict = _QUOTED.maxset = 4
+_QUOTED.maxlevel = 2
+
+
 def _precise(component, preprocess):
     multiple = isinstance(component, gr.CheckboxGroup) or getattr(component, "multiselect", False)
     kind = "a list of choices" if multiple else "a number" if isinstance(component, gr.Number) else "a value it takes"
@@ -112,7 +121,7 @@ def _precise(component, preprocess):
         except gr.Error:  # a ValueError too, with its own message (a file of a type not taken, a value not a choice)
             raise
         except (TypeError, ValueError) as exc:
-            raise gr.Error(f"{name}: {repr(payload)[:80]} is not {kind}", print_exception=False) from exc
+            raise gr.Error(f"{name}: {_QUOTED.repr(payload)} is not {kind}", print_exception=False) from exc
 
     return checked
 
