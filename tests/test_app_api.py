@@ -273,6 +273,10 @@ def test_inputs_of_the_wrong_type_are_refused_saying_which_and_what_it_takes(cli
     # the worst case quoted: a million values, the message still a line (reprlib cuts it while writing it)
     with pytest.raises(AppError, match=r"^Systems shown: \[0, 0, 0, 0, \.\.\.\] is not a number$"):
         client.predict(**view, rows=[0] * 1_000_000, api_name="/table_vdr")
+    # Gradio's own refusal quotes the value whole: cut, so a megabyte sent is not a megabyte sent back
+    with pytest.raises(AppError, match=r"^Value: 'x{100}") as refused:
+        client.predict(**{**view, "columns": ["x" * 1_000_000]}, api_name="/table_vdr")
+    assert len(str(refused.value)) < 4100 and str(refused.value).endswith(" … (cut)")
     assert client.predict(**view, rows=3, api_name="/table_vdr")["value"]["data"]  # the same view, well typed
 
 

@@ -108,6 +108,8 @@ _QUOTED = reprlib.Repr()  # Python 3.11's Repr takes no arguments: its limits ar
 _QUOTED.maxstring = _QUOTED.maxother = 60
 _QUOTED.maxlist = _QUOTED.maxtuple = _QUOTED.maxdict = _QUOTED.maxset = 4
 _QUOTED.maxlevel = 2
+# The longest refusal sent back: ours list at most 20 choices of 80 characters (tabs/common.py), well under it.
+_MESSAGE_CHARS = 4000
 
 
 def _precise(component, preprocess):
@@ -118,8 +120,11 @@ def _precise(component, preprocess):
     def checked(payload):
         try:
             return preprocess(payload)
-        except gr.Error:  # a ValueError too, with its own message (a file of a type not taken, a value not a choice)
-            raise
+        except gr.Error as exc:  # a ValueError too, with its own message (a file of a type not taken, a value not a choice)
+            if len(exc.message) <= _MESSAGE_CHARS:
+                raise
+            # Gradio's "not in the list of choices" quotes the value whole: a megabyte sent is a megabyte sent back
+            raise gr.Error(exc.message[:_MESSAGE_CHARS] + " … (cut)", print_exception=False) from exc
         except (TypeError, ValueError) as exc:
             raise gr.Error(f"{name}: {_QUOTED.repr(payload)} is not {kind}", print_exception=False) from exc
 
