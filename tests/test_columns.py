@@ -66,7 +66,8 @@ def test_cells_and_sort_keys():
     assert by_key["rank_ci"].format(row) == "≥3"
     assert by_key["covered"].format(row) == "6 / 8" and by_key["covered"].sort_key(row) == 6.0
     assert by_key[judged.key].format(row).startswith("0.500") and "≈" in by_key[judged.key].format(row)
-    assert by_key[judged.key].markdown and not by_key["system"].markdown
+    assert by_key[judged.key].html and by_key["rank"].html  # our own markup: a CI, a reported badge
+    assert not any(by_key[k].html for k in ("system", "rank_ci", "band", "covered"))  # plain text: cheaper to draw
     unjudged = {**row, judged.key: float("nan")}
     assert by_key[judged.key].format(unjudged) == "not judged" and by_key[judged.key].sort_key(unjudged) is None
     assert by_key["rank"].sort_key({"rank": pd.NA}) is None
