@@ -561,6 +561,44 @@ def _open_tab(page, title: str, track: str):
     plot_svg_text(page, f"{track}-plot-0")
 
 
+def test_the_other_tracks_are_mounted_hidden_while_the_first_screen_is_read(app, page_factory):
+    """ui/layout.py PREMOUNT_JS: once the first chart is drawn, the other tracks' tabs mount in the page, hidden (their
+    charts drawn, nothing of them on screen); opening one asks the server nothing and shows its table and a chart
+    as wide as its box; the folded filters stay unmounted until opened. A page opened on another track mounts the
+    first one the same way."""
+    page = page_factory()
+    asked = _asked(page, app)
+    open_board(page, app)
+    plot_svg_text(page, "unidoc-plot-0")
+    others = [(t.name, t.title) for t in list(TRACKS.values())[1:]]
+    for name, _ in others:
+        page.wait_for_selector(f"#{name}-plot-0 .main-svg g.trace", state="attached")
+        assert page.evaluate(f"document.querySelector('#{name}-table').getClientRects().length") == 0  # not shown
+        assert page.locator(f"#{name}-filter-{views.filter_fields(TRACKS[name])[0].key}").count() == 0  # folded
+    page.wait_for_timeout(1000)  # anything still coming in
+    asked.clear()
+    for name, title in others:
+        _open_tab(page, title, name)
+        # drawn hidden, at Plotly's default width: laid out again at its box's once shown
+        page.wait_for_function(
+            "(id) => { const box = document.querySelector(id), svg = box.querySelector('.main-svg');"
+            " return svg.getBoundingClientRect().width > 0.9 * box.getBoundingClientRect().width; }",
+            arg=f"#{name}-plot-0",
+            timeout=5000,
+        )
+    page.wait_for_timeout(1000)
+    assert asked == []
+    page.click(f"#{others[-1][0]}-filters button.label-wrap")  # a folded group's controls mount when it opens
+    page.wait_for_selector(f"#{others[-1][0]}-filter-{views.filter_fields(TRACKS[others[-1][0]])[0].key}")
+
+    first = next(iter(TRACKS))
+    other = page_factory()
+    other.goto(app.url + f"?tab={others[-1][0]}")
+    other.wait_for_selector(f"#{others[-1][0]}-plot-0 .main-svg g.trace")
+    other.wait_for_selector(f"#{first}-plot-0 .main-svg g.trace", state="attached")
+    assert page.errors == [] and other.errors == []
+
+
 def test_a_drawn_tab_is_shown_again_without_asking_the_server(app, page_factory):
     """ui/tabs/track.py `wire`: a track tab the page holds drawn for the board version it knows opens in the page
     alone (no request); new data redraws the tab on screen, and a tab drawn before it

@@ -7,6 +7,7 @@ Handlers only call the views (ui/views/) / the board service; nothing here parse
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import reprlib
 import secrets
@@ -164,14 +165,17 @@ def build(board: Board) -> gr.Blocks:
         # The status timer starts only with the permalink's restore: a tick before it could announce new data
         # to handlers that read the pickers as they were before the restore and write defaults back over it.
         timer = gr.Timer(board.settings.status_poll_seconds, active=False)
-        _wire_permalinks(demo, page, [u for u, _ in units], seen_version, status, timer)
+        first_shows = [(u.id, u.first_show(tab)) for u, tab in units if isinstance(u, TrackTab)]
+        _wire_permalinks(demo, page, [u for u, _ in units], seen_version, status, timer, first_shows)
         _wire_status(board, page, status, refresh, seen_version, timer)
     _guard_all(demo)
     _precise_inputs(demo)
     return demo
 
 
-def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.State, status: gr.HTML, timer: gr.Timer) -> None:
+def _wire_permalinks(
+    demo: gr.Blocks, page: Page, units: list, seen_version: gr.State, status: gr.HTML, timer: gr.Timer, first_shows: list
+) -> None:
     """Opening a URL restores the view it names: every unit restores its own components, by name."""
     first = next(iter(TRACKS))
     valid_tabs = [u.id for u in units]
@@ -241,13 +245,36 @@ def _wire_permalinks(demo: gr.Blocks, page: Page, units: list, seen_version: gr.
     )
     # No progress shown: the tab it opens on is on screen already (a spinner over every one of its outputs, and the
     # browser's work of showing and clearing them, in the way of the first chart)
-    demo.load(on_load, None, outputs, api_name=False, show_progress="hidden").then(
+    event = demo.load(on_load, None, outputs, api_name=False, show_progress="hidden").then(
         prefetch,
         [page.active_tab, *(c for u in tracks for c in (u.drawn, *u.draw_inputs))],
         [c for u in tracks for c in u.draw_outputs],
         api_name=False,
         show_progress="hidden",
     )
+    for track, blocks in first_shows:  # one track at a time, each in an idle moment of its own
+        event = event.then(None, page.active_tab, blocks, js=premount_js(track, blocks))
+
+
+# The other tracks' tabs mounted while the visitor reads the first screen: Gradio 6 mounts a tab's components when
+# it is first shown, and mounting a track's ~30 (its table, chart, controls and panels) was most of what a first
+# switch to it cost (bench/bench_browser.py). Marked visible, they mount in their tab, hidden until it is selected;
+# a switch then shows them (its chart, drawn hidden at Plotly's default width, laid out again: TrackTab.wire). In
+# the page, no request: once the tab on screen has drawn its first chart (or after 5 s), a track at a time when the
+# browser is idle. The tab on screen is left as it is.
+PREMOUNT_JS = """async (active) => {
+  const drawn = () => !!document.querySelector('#' + CSS.escape(active) + '-plot-0 .main-svg g.trace');
+  const t0 = performance.now();
+  while (!drawn() && performance.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => (window.requestIdleCallback || setTimeout)(r, {timeout: 1000}));
+  const show = active !== TRACK;
+  return Array.from({length: COUNT}, () => (show ? {__type__: 'update', visible: true} : undefined));
+}"""
+
+
+def premount_js(track: str, blocks: list) -> str:
+    """PREMOUNT_JS for one track's tab and the blocks its first show mounts (TrackTab.first_show)."""
+    return PREMOUNT_JS.replace("TRACK", json.dumps(track)).replace("COUNT", str(len(blocks)))
 
 
 def _wire_status(board: Board, page: Page, status: gr.HTML, refresh: gr.Button, seen_version: gr.State, timer: gr.Timer) -> None:

@@ -191,6 +191,27 @@ class TrackTab:
         self.searched = gr.Number(0, precision=0, visible=False)  # bumped by the page: a search to render
         self.query = gr.Textbox(self.query_of(self.view([c.value for c in self.controls])), visible=False)
 
+    def first_show(self, tab: gr.Tab) -> list:
+        """The blocks Gradio mounts when `tab` is first shown, the tab itself first: every block in it that is
+        visible as built, but the contents of a closed accordion and of a nested tab not selected (Gradio 6 mounts
+        those when they open)."""
+        out = []
+
+        def walk(block) -> None:
+            if block.visible is not True:
+                return
+            out.append(block)
+            if isinstance(block, gr.Accordion) and not block.open:
+                return
+            children = getattr(block, "children", [])
+            if isinstance(block, gr.Tabs):
+                children = children[:1] if block.selected is None else [c for c in children if c.id == block.selected]
+            for child in children:
+                walk(child)
+
+        walk(tab)
+        return out
+
     @property
     def controls(self) -> list:
         """In API order: a control added later goes last (an API caller that leaves it out gets its default)."""
@@ -482,12 +503,20 @@ class TrackTab:
         # the page does when it starts: the URL is then the permalink its load reads); a draw asked for only when
         # the tab the page holds is behind the board version the page knows (coming back to a current tab redraws
         # nothing).
+        # A chart drawn while its tab was hidden (mounted before it opened: layout.PREMOUNT_JS) has Plotly's default
+        # width: once the tab shows, a window resize lays it out again at its box's (Gradio's charts are responsive).
         tab.select(
             None,
             [self.drawn, page.data_version, self.wanted, self.query, page.active_tab, page.url],
             [page.active_tab, page.url, self.wanted],
-            js=f"""(drawn, version, wanted, query, active, url) =>
-                [{name!r}, active === {name!r} ? url : query, drawn === version ? wanted : wanted + 1]""",
+            js=f"""(drawn, version, wanted, query, active, url) => {{
+                requestAnimationFrame(() => {{
+                  const plots = [...document.querySelectorAll('#{name}-charts .js-plotly-plot')];
+                  if (plots.some((gd) => gd.offsetWidth && gd._fullLayout && Math.abs(gd._fullLayout.width - gd.offsetWidth) > 1))
+                    window.dispatchEvent(new Event('resize'));
+                }});
+                return [{name!r}, active === {name!r} ? url : query, drawn === version ? wanted : wanted + 1];
+            }}""",
         )
         page.data_version.change(
             None,
