@@ -20,7 +20,7 @@ from ..tracks import TRACKS
 from . import html, urlstate
 from .html import TAGLINE, TITLE, status_html
 from .tabs import AboutTab, CompareTab, Page, SubmitTab, SystemTab, TrackTab
-from .tabs.common import record_download
+from .tabs.common import first_show, record_download
 from .tabs.submit import discard_upload, submission_result_html
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,7 @@ def build(board: Board) -> gr.Blocks:
         # The status timer starts only with the permalink's restore: a tick before it could announce new data
         # to handlers that read the pickers as they were before the restore and write defaults back over it.
         timer = gr.Timer(board.settings.status_poll_seconds, active=False)
-        first_shows = [(u.id, u.first_show(tab)) for u, tab in units if isinstance(u, TrackTab)]
+        first_shows = [(u.id, first_show(tab)) for u, tab in units if isinstance(u, TrackTab)]
         _wire_permalinks(demo, page, [u for u, _ in units], seen_version, status, timer, first_shows)
         _wire_status(board, page, status, refresh, seen_version, timer)
     _guard_all(demo)
@@ -273,7 +273,7 @@ PREMOUNT_JS = """async (active) => {
 
 
 def premount_js(track: str, blocks: list) -> str:
-    """PREMOUNT_JS for one track's tab and the blocks its first show mounts (TrackTab.first_show)."""
+    """PREMOUNT_JS for one track's tab and the blocks its first show mounts (tabs.common.first_show)."""
     return PREMOUNT_JS.replace("TRACK", json.dumps(track)).replace("COUNT", str(len(blocks)))
 
 

@@ -42,6 +42,27 @@ def on_screen(view: str, fn):
     return run
 
 
+def first_show(tab: gr.Tab) -> list:
+    """The blocks Gradio 6 mounts when `tab` is first shown, the tab itself first: every block in it that is visible
+    as built, but the contents of a closed accordion and of a nested tab not selected (mounted when they open)."""
+    out = []
+
+    def walk(block) -> None:
+        if block.visible is not True:
+            return
+        out.append(block)
+        if isinstance(block, gr.Accordion) and not block.open:
+            return
+        children = getattr(block, "children", [])
+        if isinstance(block, gr.Tabs):
+            children = children[:1] if block.selected is None else [c for c in children if c.id == block.selected]
+        for child in children:
+            walk(child)
+
+    walk(tab)
+    return out
+
+
 # ---- what a handler drew for a board version, kept for the next visitor ------------------------------------
 def frozen(value):
     """`value` (controls as Gradio passes them: lists, numbers, text, None) as a hashable key."""

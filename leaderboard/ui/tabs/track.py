@@ -191,27 +191,6 @@ class TrackTab:
         self.searched = gr.Number(0, precision=0, visible=False)  # bumped by the page: a search to render
         self.query = gr.Textbox(self.query_of(self.view([c.value for c in self.controls])), visible=False)
 
-    def first_show(self, tab: gr.Tab) -> list:
-        """The blocks Gradio mounts when `tab` is first shown, the tab itself first: every block in it that is
-        visible as built, but the contents of a closed accordion and of a nested tab not selected (Gradio 6 mounts
-        those when they open)."""
-        out = []
-
-        def walk(block) -> None:
-            if block.visible is not True:
-                return
-            out.append(block)
-            if isinstance(block, gr.Accordion) and not block.open:
-                return
-            children = getattr(block, "children", [])
-            if isinstance(block, gr.Tabs):
-                children = children[:1] if block.selected is None else [c for c in children if c.id == block.selected]
-            for child in children:
-                walk(child)
-
-        walk(tab)
-        return out
-
     @property
     def controls(self) -> list:
         """In API order: a control added later goes last (an API caller that leaves it out gets its default)."""
