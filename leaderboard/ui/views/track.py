@@ -351,8 +351,8 @@ def column_widths(disp: pd.DataFrame, track: Track) -> list[str]:
 
 def datatypes(disp: pd.DataFrame, track: Track) -> list[str]:
     """HTML only for the cells of our own markup (columns.Column.html: numbers, our own tags, escaped attributes);
-    everything else is plain text, submissions' text always. Not markdown: the browser ran each such cell through its markdown
-    renderer and sanitiser as it drew the table, the first table on the page slower for it."""
+    everything else is plain text, submissions' text always. Not markdown: the browser ran each such cell through
+    its markdown renderer and sanitiser as it drew the table, the first table on the page slower for it."""
     return ["html" if c.html else "str" for c in shown_columns(disp, track)]
 
 
