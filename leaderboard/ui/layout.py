@@ -38,9 +38,9 @@ def _plotly_chunk() -> str | None:
 # answer; evaluating it (0.5-1 s of the main thread) took most of the time to the first chart. The page imports it
 # itself (the same module: the URL Gradio imports it from, next to its entry script), once: as soon as a table shows
 # its first row (HEAD, a script in the page's head watching for one), else once the page is built (JS, run by Gradio
-# when every component is mounted, before the load's requests: a page that opens on a tab with no table). Earlier
-# than the first row, its evaluation would hold the table back. `<html data-plotly>` says which started it. Nothing
-# is shown; a failure leaves Gradio's own import.
+# when every component is mounted, before the load's requests: should no row ever match, say a Gradio whose table
+# is marked up otherwise). Earlier than the first row, its evaluation would hold the table back. `<html
+# data-plotly>` says which started it. Nothing is shown; a failure leaves Gradio's own import.
 _CHUNK = _plotly_chunk()
 HEAD = (
     """<script>
