@@ -599,24 +599,6 @@ def test_the_other_tracks_are_mounted_hidden_while_the_first_screen_is_read(app,
     assert page.errors == [] and other.errors == []
 
 
-def test_the_plotly_bundle_is_imported_once_the_first_row_shows(app, page_factory):
-    """ui/layout.py HEAD: the page imports Gradio's Plotly bundle itself, once, when the first table row shows (not
-    before it: its evaluation would hold the table back), so it is evaluated by the time the first chart's answer
-    comes. (Its fallback, once the page is built, is for a page where no table row ever shows: every page mounts
-    the first track's table, so it is not reached here.)"""
-    page = page_factory()
-    page.add_init_script(
-        "new MutationObserver(() => { if (!window.__row && document.querySelector('#unidoc-table [role=row][data-index]'))"
-        " window.__row = performance.now(); }).observe(document, {subtree: true, childList: true});"
-    )
-    open_board(page, app)
-    plot_svg_text(page, "unidoc-plot-0")
-    assert page.evaluate("document.documentElement.dataset.plotly") == "row"
-    entries = page.evaluate("performance.getEntriesByType('resource').filter(e => e.name.includes('/PlotlyPlot-'))")
-    assert len(entries) == 1 and entries[0]["startTime"] >= page.evaluate("window.__row")
-    assert page.errors == []
-
-
 def test_a_drawn_tab_is_shown_again_without_asking_the_server(app, page_factory):
     """ui/tabs/track.py `wire`: a track tab the page holds drawn for the board version it knows opens in the page
     alone (no request); new data redraws the tab on screen, and a tab drawn before it

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..scoring import gc_paused
 from ..submission import DEFAULT_MAX_BYTES
-from .layout import CSS, HEAD, JS, build
+from .layout import CSS, JS, build
 from .quiet_sessions import UnknownSessionQuiet
 from .upload_guard import UploadGuard
 from .upload_ledger import UploadLedger, UploadLimits
@@ -29,8 +29,7 @@ def launch_kwargs(settings: Settings) -> dict:
         "server_name": settings.page.server_name,
         "server_port": settings.page.server_port,
         "css": CSS,
-        "head": HEAD,  # Gradio's Plotly bundle imported once the first table row shows (layout.py)
-        "js": JS,  # or once the page is built
+        "js": JS,  # the Plotly bundle imported as the page is built (layout.py)
         "footer_links": ["api"],
         "show_error": False,  # internal failures reach people as a short message and a log reference (layout.guarded)
         # The submission size cap (a .gz upload can't exceed it either): bigger uploads stop at the server's door.

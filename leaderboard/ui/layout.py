@@ -34,42 +34,21 @@ def _plotly_chunk() -> str | None:
     return found[0].name if len(found) == 1 else None
 
 
-# Gradio's Plotly bundle (4.6 MB) is imported when a chart first gets a figure, on this page the first chart's
-# answer; evaluating it (0.5-1 s of the main thread) took most of the time to the first chart. The page imports it
-# itself (the same module: the URL Gradio imports it from, next to its entry script), once: as soon as a table shows
-# its first row (HEAD, a script in the page's head watching for one), else once the page is built (JS, run by Gradio
-# when every component is mounted, before the load's requests: should no row ever match, say a Gradio whose table
-# is marked up otherwise). Earlier than the first row, its evaluation would hold the table back. `<html
-# data-plotly>` says which started it. Nothing is shown; a failure leaves Gradio's own import.
+# Run by the page once it is built: Gradio's Plotly bundle (4.6 MB) is imported when a chart first gets a figure,
+# which on this page is the first chart's answer, after the page's load; evaluating it took most of the time to the
+# first chart. Imported here, beside the load's requests, it is ready when the answer comes (the same module: the
+# URL Gradio imports it from, next to its entry script). Nothing is shown; a failure leaves Gradio's own import.
 _CHUNK = _plotly_chunk()
-HEAD = (
-    """<script>
-(() => {
-  const seen = new MutationObserver(() => {
-    if (document.querySelector('[id$="-table"] [role=row][data-index]')) {
-      seen.disconnect();
-      requestAnimationFrame(() => setTimeout(() => window.__leaderboardPlotly('row'), 0));  // after the row's paint
-    }
-  });
-  window.__leaderboardPlotly = (by) => {
-    seen.disconnect();
-    if (document.documentElement.dataset.plotly) return;
-    document.documentElement.dataset.plotly = by;
-    const entry = document.querySelector('script[src*="/assets/index-"]');
-    import(new URL(CHUNK, entry ? entry.src : location.href).href).catch(() => {});
-  };
-  seen.observe(document.documentElement, {childList: true, subtree: true});
-})();
-</script>""".replace("CHUNK", json.dumps(_CHUNK))
+JS = (
+    "() => { const entry = document.querySelector('script[src*=\"/assets/index-\"]'); "
+    f"import(new URL({_CHUNK!r}, entry ? entry.src : location.href).href).catch(() => {{}}); }}"
     if _CHUNK
     else None
 )
-JS = "() => { window.__leaderboardPlotly && window.__leaderboardPlotly('built'); }" if _CHUNK else None
 
 # What other modules and tests import from here (the page's public names before the tabs became units).
 __all__ = [
     "CSS",
-    "HEAD",
     "JS",
     "TAGLINE",
     "TITLE",
