@@ -15,7 +15,7 @@ over the floor into what its content costs Gradio and Plotly to draw and what is
 floor, board, ...: all see the same machine load), after one uncounted load of each (a returning visitor's warm
 HTTP cache), at 1440 x 1000.
 
-Figures, from the page's own clock (navigation start for the first two, the click for the others):
+Figures, from the page's own clock (navigation start for the first three, the click for the others):
   first table row visible   the first track's table shows a row
   first chart drawn         its first chart is a Plotly SVG with traces
   leaders strip filled      the board's only (the other pages have none): the strip above its table has its
