@@ -90,6 +90,22 @@ def test_first_screen_strip_bands_and_ten_one_line_rows(app, page, name):  # noq
     assert page.locator(f"#{name}-filters").count() == 1  # filters folded into one collapsed group
 
 
+def test_a_page_opens_with_who_leads_before_its_load_answers(app, page):  # noqa: F811
+    """The strip of the tab a page opens on comes with the page (as the last load drew it for the board version):
+    a page whose load never answers still shows who leads (TrackTab.serve_strip)."""
+    open_board(page, app)  # a visit: its load draws the strip, and the page is served with it from then on
+    page.wait_for_selector("#unidoc-strip .lead-name")
+    page.route("**/gradio_api/queue/**", lambda route: route.abort())  # the next visit: no answer ever comes
+    try:
+        page.goto(app.url)
+        page.wait_for_selector("#unidoc-table [role=row][data-index]")
+        assert page.locator("#unidoc-strip .lead-card.pending").count() == 0
+        top = views.leaders(app.board, "unidoc", views.TableView(show_reported=True)).leaders[0]
+        assert page.locator("#unidoc-strip .lead-name").first.inner_text() == top.name
+    finally:
+        page.unroute("**/gradio_api/queue/**")
+
+
 def test_vdr_tradeoff_curves_per_model_and_method(app, page):  # noqa: F811
     open_board(page, app, "?tab=vdr", table="vdr-table")
     page.wait_for_selector("#vdr-plot-0 svg.main-svg")

@@ -19,7 +19,7 @@ from leaderboard.service import Board
 from leaderboard.settings import Settings
 from leaderboard.store import StoreSettings
 from leaderboard.tracks import TRACKS
-from leaderboard.ui import build_app, views
+from leaderboard.ui import build_app, html, views
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def _page_load(demo) -> list:
     load, chart, prefetch = (_handler(demo, n) for n in ("on_load", "opening_chart", "prefetch"))
 
     async def run():
-        loaded = (await demo.process_api(load, [], request=None))["data"]
+        loaded = (await demo.process_api(load, [served(demo, b) for b in load.inputs], request=None))["data"]
         charts = (await demo.process_api(chart, [], request=None))["data"]
         # the page's values after the load: what it sent, else the component's value as built
         sent = {block._id: update for block, update in zip(load.outputs, loaded)}
@@ -55,6 +55,11 @@ def _page_load(demo) -> list:
         return [dict(zip((b._id for b in f.outputs), out)) for f, out in ((load, loaded), (chart, charts), (prefetch, drawn))]
 
     return json.loads(json.dumps(asyncio.run(run()), default=str))
+
+
+def served(demo, block):
+    """`block`'s value as a page opens with it: in the config Gradio copies for each page it serves."""
+    return next(c["props"].get("value") for c in demo.config["components"] if c["id"] == block._id)
 
 
 def _tracks(demo) -> list:
@@ -83,8 +88,16 @@ def test_a_second_page_load_at_one_board_version_draws_nothing_and_shows_the_sam
     built.clear()
     again = _page_load(demo)
     assert built == []  # no table, no chart: drawn for this board version already
-    assert again == first  # the same tables, charts, pickers and leaders, whole
     tracks = _tracks(demo)
+    # the leaders strip of the tab a page opens on: the first load sent it (the page held its placeholder), and
+    # the page is served with it since, marked with its board version: the second load does not send it again
+    strip = str(tracks[0].strip._id)
+    assert "lead-name" in first[0][strip] and again[0][strip].get("__type__") == "update" and "value" not in again[0][strip]
+    held = served(demo, tracks[0].strip)
+    assert html.strip_version(held) == board.version
+    assert held == first[0][strip].replace('"lead-strip"', f'"lead-strip" data-version="{board.version}"', 1)
+    again[0][strip] = first[0][strip]
+    assert again == first  # the same tables, charts, pickers and leaders, whole
     assert [t.id for t in tracks] == list(TRACKS)
     _, _, prefetched = again
     for unit in tracks[1:]:  # the tracks off screen came drawn, for the board version: table and chart
@@ -97,7 +110,18 @@ def test_a_second_page_load_at_one_board_version_draws_nothing_and_shows_the_sam
     later = _page_load(demo)
     assert sorted(built) == sorted([f"table {t}" for t in TRACKS] + [f"chart {t}" for t in TRACKS]), built
     assert board.version != version
+    # the page held the strip of the version before: sent again, and the page served with the new one since
+    assert later[0][strip] == first[0][strip] and html.strip_version(served(demo, tracks[0].strip)) == board.version
     for unit in tracks[1:]:  # marked drawn for the new version, the same numbers (the data did not change)
         assert later[2][str(unit.drawn._id)] == board.version
         assert later[2][str(unit.table._id)] == prefetched[str(unit.table._id)]
         assert later[2][str(unit.plots[0]._id)] == prefetched[str(unit.plots[0]._id)]
+
+
+def test_the_strip_version_a_page_sends_back_is_read_from_its_opening_tag_only():
+    """The strip a page holds is the visitor's to send: only its opening tag is read, for a bounded number."""
+    marked = '<div class="lead-strip" data-version="12" role="region"><div class="lead-card">'
+    assert html.strip_version(marked) == 12
+    assert html.strip_version(marked.replace(' data-version="12"', "")) is None  # the placeholder, or unmarked
+    for held in (None, "", 12, ["12"], " " + marked, "x" * 10_000_000 + marked, marked.replace("12", "9" * 19)):
+        assert html.strip_version(held) is None

@@ -34,6 +34,9 @@ class TrackTab:
         self.board, self.track = board, track
         self.drawn_at_build = on_screen
         self.built_version = board.version
+        # The page whose served config carries this tab's strip as last drawn (`serve_strip`): the tab it opens on
+        self.served: gr.Blocks | None = None
+        self.served_version = -1
         # What `draw` and `plot` gave for a board version and inputs: every visitor's load asks for the same ones
         self._draws, self._plots = Drawn(), Drawn()
         t = track
@@ -402,9 +405,9 @@ class TrackTab:
         protocol = protocol_of(t, urlstate.first(params, "protocol", BOARD))  # the board's on a track without deviations
         return [rank_key, slice_choice, search, *wanted, columns, show, rows, protocol]
 
-    def restore(self, params: dict[str, list[str]], tab: str) -> dict:
+    def restore(self, params: dict[str, list[str]], tab: str, held_strip: str = "") -> dict:
         """Control values from a permalink (`linked_controls`) with their current choices; the tab drawn if the page
-        opens on it (its chart apart: `opening_chart`)."""
+        opens on it (its chart apart: `opening_chart`). `held_strip`: the strip the page was served with."""
         t = self.track
         controls = self.linked_controls(params, tab)
         out: dict = {}
@@ -435,9 +438,27 @@ class TrackTab:
         )
         if self.drawn_at_build and not restored and drawn[self.drawn] == self.built_version:
             drawn[self.table] = gr.update()
+        if self.served is not None and not restored:
+            if html.strip_version(held_strip) == drawn[self.drawn]:  # the page opened with this strip: not sent again
+                drawn[self.strip] = gr.update()
+            self.serve_strip(drawn[self.drawn], self.view(controls))
         drawn[self.rows] = {**drawn[self.rows], **out[self.rows]}  # shown or not, and the restored number
         out.update(drawn)
         return out
+
+    def serve_strip(self, version: int, view: views.TableView) -> None:
+        """The strip of the page's opening view, drawn for board `version`, into the page as served: the next
+        visitors see who leads with the page itself, not after its load's answer (a second or more after the first
+        table row, more at 10,000 systems: the load's answer waits behind the page's other work). Marked with its
+        version, which the page's load reads back (`restore`); kept for newer versions only."""
+        if version <= self.served_version:
+            return
+        strip = html.leaders_strip(views.leaders(self.board, self.track.name, view), version)  # cached per version
+        self.served_version = version
+        self.strip.value = strip  # a config Gradio builds again (at launch) holds it too
+        for component in getattr(self.served, "config", {}).get("components", []):
+            if component.get("id") == self.strip._id:
+                component["props"]["value"] = strip  # a page's config is copied from this dict per request
 
     def opening_chart(self, params: dict[str, list[str]]) -> list:
         """The first chart of the tab a page opens on (updates of `plots`), for the view its permalink names: a
