@@ -19,7 +19,8 @@ Figures, from the page's own clock (navigation start for the first three, the cl
   first table row visible   the first track's table shows a row
   first chart drawn         its first chart is a Plotly SVG with traces
   leaders strip filled      the board's only (the other pages have none): the strip above its table has its
-                            figures, which come with the page's load
+                            figures, which come with the page as served (drawn by a load at the board version
+                            before: the uncounted one) or, on a first visit after a change, with its load
   tab switch to a chart     a click on the second (third) track's tab until its first chart is drawn and the tab
                             has settled: nothing in the tabs changed for QUIET_MS (a table or chart drawn
                             again, a late answer from the server, counts up to its last change)
@@ -231,8 +232,8 @@ def start_server(kind: str, port: int, data_dir: Path | None) -> subprocess.Pope
     raise SystemExit(f"the {kind} server did not listen within 600 s")
 
 
-# The board's first screen answers "who leads" above its table: the strip is filled by the page's load, and
-# anything that competes with that answer for the main thread (Plotly's evaluation, say) shows here.
+# The board's first screen answers "who leads" above its table: the strip comes with the page as served (else
+# with the page's load, where anything that competes with that answer for the main thread shows here).
 STRIP = "leaders strip filled (board only)"
 
 
