@@ -90,10 +90,11 @@ def test_first_screen_strip_bands_and_ten_one_line_rows(app, page, name):  # noq
     assert page.locator(f"#{name}-filters").count() == 1  # filters folded into one collapsed group
 
 
-def test_a_page_opens_with_who_leads_before_its_load_answers(app, page):  # noqa: F811
-    """The strip of the tab a page opens on comes with the page (as the last load drew it for the board version):
-    a page whose load never answers still shows who leads (TrackTab.serve_strip)."""
-    open_board(page, app)  # a visit: its load draws the strip, and the page is served with it from then on
+def test_a_page_opens_with_its_table_and_who_leads_before_its_load_answers(app, page):  # noqa: F811
+    """The tab a page opens on comes with the page as the last load drew it for the board version, its table and
+    leaders strip (TrackTab.serve): a page whose load never answers still shows both, as they are now."""
+    app.board._bump()  # new data: the table the page was built with is behind
+    open_board(page, app)  # a visit: its load draws the view, and the page is served with it from then on
     page.wait_for_selector("#unidoc-strip .lead-name")
     page.route("**/gradio_api/queue/**", lambda route: route.abort())  # the next visit: no answer ever comes
     try:
@@ -102,6 +103,11 @@ def test_a_page_opens_with_who_leads_before_its_load_answers(app, page):  # noqa
         assert page.locator("#unidoc-strip .lead-card.pending").count() == 0
         top = views.leaders(app.board, "unidoc", views.TableView(show_reported=True)).leaders[0]
         assert page.locator("#unidoc-strip .lead-name").first.inner_text() == top.name
+        systems = page.eval_on_selector_all(
+            "#unidoc-table [role=row][data-index]",
+            "rs => rs.map(r => r.querySelectorAll('[role=gridcell]')[3].innerText.trim())",
+        )
+        assert systems[:5] == views.table_frames(app.board, "unidoc", show_reported=True)[0]["System"].tolist()[:5]
     finally:
         page.unroute("**/gradio_api/queue/**")
 

@@ -5,7 +5,6 @@ Everything that came from a submission or a server path goes through `esc`.
 
 from __future__ import annotations
 
-import re
 import time
 
 from ..judge.base import batch_status
@@ -107,26 +106,14 @@ def _lead_card(lead, with_reported: bool) -> str:
     )
 
 
-def leaders_strip(strip, version: int | None = None) -> str:
-    """The leaders strip above a track's table (a views.Strip): one card per metric; names are escaped. `version`:
-    the board version it was drawn for, marked for `strip_version` (the strip a page is served with)."""
+def leaders_strip(strip) -> str:
+    """The leaders strip above a track's table (a views.Strip): one card per metric; names are escaped."""
     if not strip.leaders:
         return ""
     scope = f'<span class="lead-scope">{esc(strip.scope)}</span>' if strip.scope else ""
     official = '<span class="lead-scope">official script</span>' if strip.protocol == OFFICIAL else ""
     cards = "".join(_lead_card(lead, strip.with_reported) for lead in strip.leaders)
-    mark = f' data-version="{int(version)}"' if version is not None else ""
-    return f'<div class="lead-strip"{mark} role="region" aria-label="Who leads">{scope}{official}{cards}</div>'
-
-
-_VERSION_MARK = re.compile(r'<div class="lead-strip" data-version="(\d{1,18})"')
-
-
-def strip_version(text) -> int | None:
-    """The board version a strip was drawn for (`leaders_strip`'s mark), None when unmarked. The text comes from
-    the page (a visitor's to send): only its opening tag is read."""
-    found = _VERSION_MARK.match(text[:80]) if isinstance(text, str) else None
-    return int(found.group(1)) if found else None
+    return f'<div class="lead-strip" role="region" aria-label="Who leads">{scope}{official}{cards}</div>'
 
 
 def leaders_placeholder(labels: list[str], with_reported: bool) -> str:

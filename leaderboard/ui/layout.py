@@ -190,12 +190,12 @@ def _wire_permalinks(
         """Whether the page's load restores `unit` (the tracks and the tab it opens on); `restore_later` the rest."""
         return isinstance(unit, TrackTab) or unit.id == tab
 
-    # The tab a page opens on by default: its strip comes with the page as served (TrackTab.serve_strip), and the
-    # page's load reads back which board version that was (the strip as the page holds it)
+    # The tab a page opens on by default: the page is served with its view as the last load drew it
+    # (TrackTab.serve), and the page's load reads back which board version that was (its `drawn`, `data_version`)
     opens = next(u for u in units if isinstance(u, TrackTab) and u.drawn_at_build)
     opens.served = demo
 
-    def on_load(held_strip: str, request: gr.Request):
+    def on_load(held: float | None, held_version: float | None, request: gr.Request):
         params, tab = opening(request)
         # the page starts from the board as it is now: the timer re-renders only on later changes
         version = page.board.version
@@ -203,12 +203,12 @@ def _wire_permalinks(
             page.main_tabs: gr.Tabs(selected=tab),
             page.active_tab: tab,
             seen_version: version,
-            page.data_version: gr.update() if version == page.data_version.value else version,
+            page.data_version: gr.update() if version == held_version else version,
             status: status_html(page.board),
         }
         for unit in units:
             if unit is opens:
-                out.update(unit.restore(params, tab, held_strip))
+                out.update(unit.restore(params, tab, held))
             elif at_load(unit, tab):
                 out.update(unit.restore(params, tab))
         shown = next(u for u in units if u.id == tab)
@@ -252,7 +252,7 @@ def _wire_permalinks(
     )
     # No progress shown: the tab it opens on is on screen already (a spinner over every one of its outputs, and the
     # browser's work of showing and clearing them, in the way of the first chart)
-    event = demo.load(on_load, opens.strip, outputs, api_name=False, show_progress="hidden").then(
+    event = demo.load(on_load, [opens.drawn, page.data_version], outputs, api_name=False, show_progress="hidden").then(
         prefetch,
         [page.active_tab, *(c for u in tracks for c in (u.drawn, *u.draw_inputs))],
         [c for u in tracks for c in u.draw_outputs],

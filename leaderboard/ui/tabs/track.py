@@ -11,7 +11,7 @@ from ...service import Board
 from ...tracks import Track
 from .. import columns as cols
 from .. import figures, html, urlstate, views
-from .common import IN_ORDER, Drawn, Page, accepts_labels, by_label, current_choices, export_dir, frozen, keyed
+from .common import IN_ORDER, Drawn, Page, accepts_labels, by_label, current_choices, export_dir, frozen, keyed, serve
 
 # API parameter names of the filter controls where the key alone would say too little
 _API_FILTER_NAMES = {"has": "has_results_for"}
@@ -34,9 +34,10 @@ class TrackTab:
         self.board, self.track = board, track
         self.drawn_at_build = on_screen
         self.built_version = board.version
-        # The page whose served config carries this tab's strip as last drawn (`serve_strip`): the tab it opens on
+        # The page served with this tab's opening view as last drawn (`serve`): set for the tab a page opens on
         self.served: gr.Blocks | None = None
         self.served_version = -1
+        self.data_version: gr.Number | None = None  # the page's (`wire`), served with the view
         # What `draw` and `plot` gave for a board version and inputs: every visitor's load asks for the same ones
         self._draws, self._plots = Drawn(), Drawn()
         t = track
@@ -405,9 +406,10 @@ class TrackTab:
         protocol = protocol_of(t, urlstate.first(params, "protocol", BOARD))  # the board's on a track without deviations
         return [rank_key, slice_choice, search, *wanted, columns, show, rows, protocol]
 
-    def restore(self, params: dict[str, list[str]], tab: str, held_strip: str = "") -> dict:
+    def restore(self, params: dict[str, list[str]], tab: str, held: float | None = None) -> dict:
         """Control values from a permalink (`linked_controls`) with their current choices; the tab drawn if the page
-        opens on it (its chart apart: `opening_chart`). `held_strip`: the strip the page was served with."""
+        opens on it (its chart apart: `opening_chart`). `held`: the board version of the table the page opened
+        with (its `drawn` as served: built, or `serve`)."""
         t = self.track
         controls = self.linked_controls(params, tab)
         out: dict = {}
@@ -436,29 +438,29 @@ class TrackTab:
         drawn = dict(
             zip(self.draw_outputs, self.draw(0, self.chart_metric.value, self.chart_system.value, *controls, charts=False))
         )
-        if self.drawn_at_build and not restored and drawn[self.drawn] == self.built_version:
-            drawn[self.table] = gr.update()
         if self.served is not None and not restored:
-            if html.strip_version(held_strip) == drawn[self.drawn]:  # the page opened with this strip: not sent again
-                drawn[self.strip] = gr.update()
-            self.serve_strip(drawn[self.drawn], self.view(controls))
+            self.serve(drawn)
+            if held == drawn[self.drawn]:  # the page opened with the table of this version: not sent again
+                drawn[self.table] = gr.update()
+                if held != self.built_version:  # and with its strip (the build's holds the placeholder)
+                    drawn[self.strip] = gr.update()
         drawn[self.rows] = {**drawn[self.rows], **out[self.rows]}  # shown or not, and the restored number
         out.update(drawn)
         return out
 
-    def serve_strip(self, version: int, view: views.TableView) -> None:
-        """The strip of the page's opening view, drawn for board `version`, into the page as served: the next
-        visitors see who leads with the page itself, not after its load's answer (a second or more after the first
-        table row, more at 10,000 systems: the load's answer waits behind the page's other work). Marked with its
-        version, which the page's load reads back (`restore`); kept for newer versions only."""
+    def serve(self, drawn: dict) -> None:
+        """The page's opening view as a load drew it (`draw_outputs` -> updates) into the page as served from now
+        on: its table and leaders strip, with the board version they are for (the tab's `drawn` and the page's
+        `data_version`). The next visitors see the table as it is now and who leads with the page itself, not after
+        their load's answer (which waits behind the page's other work: a second and more), and their load sends
+        neither again (`restore`). Newer versions only; the versions go last, so a page served meanwhile holds
+        them behind and is sent the view again."""
+        version = drawn[self.drawn]
         if version <= self.served_version:
             return
-        strip = html.leaders_strip(views.leaders(self.board, self.track.name, view), version)  # cached per version
         self.served_version = version
-        self.strip.value = strip  # a config Gradio builds again (at launch) holds it too
-        for component in getattr(self.served, "config", {}).get("components", []):
-            if component.get("id") == self.strip._id:
-                component["props"]["value"] = strip  # a page's config is copied from this dict per request
+        view = {c: drawn[c] for c in (self.table, self.strip, self.more, self.rows)}
+        serve(self.served, {**view, self.drawn: version, **({self.data_version: version} if self.data_version is not None else {})})
 
     def opening_chart(self, params: dict[str, list[str]]) -> list:
         """The first chart of the tab a page opens on (updates of `plots`), for the view its permalink names: a
@@ -479,6 +481,7 @@ class TrackTab:
         """Every control re-renders the table and the URL; the tab is drawn once per board version (when it opens,
         or when new data comes while it is on screen); a row click opens the submission."""
         name = self.id
+        self.data_version = page.data_version
         # A visitor's input re-renders the table (`input`, not `change`: the page's load draws a permalink's view
         # with the tab, `restore`, and a multiselect dropdown announces a change each time its tab is first shown,
         # Gradio 6). The search box answers its change (typed or pasted), unless the table shown is for that text
