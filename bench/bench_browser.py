@@ -20,7 +20,7 @@ Figures, from the page's own clock (navigation start for the first three, the cl
   first chart drawn         its first chart is a Plotly SVG with traces
   leaders strip filled      the board's only (the other pages have none): the strip above its table has its
                             figures, which come with the page as served (drawn by a load at the board version
-                            before: the uncounted one) or, on a first visit after a change, with its load
+                            before: the uncounted one) and with its load
   tab switch to a chart     a click on the second (third) track's tab until its first chart is drawn and the tab
                             has settled: nothing in the tabs changed for QUIET_MS (a table or chart drawn
                             again, a late answer from the server, counts up to its last change)

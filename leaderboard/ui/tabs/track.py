@@ -460,7 +460,8 @@ class TrackTab:
             return
         self.served_version = version
         view = {c: drawn[c] for c in (self.table, self.strip, self.more, self.rows)}
-        serve(self.served, {**view, self.drawn: version, **({self.data_version: version} if self.data_version is not None else {})})
+        versions = [self.drawn] + ([self.data_version] if self.data_version is not None else [])
+        serve(self.served, {**view, **dict.fromkeys(versions, version)})
 
     def opening_chart(self, params: dict[str, list[str]]) -> list:
         """The first chart of the tab a page opens on (updates of `plots`), for the view its permalink names: a
