@@ -25,13 +25,13 @@ Figures, from the page's own clock (navigation start for the first three, the cl
                             has settled: nothing in the tabs changed for QUIET_MS (a table or chart drawn
                             again, a late answer from the server, counts up to its last change)
   back to a drawn tab       a click back on the first track's tab, until it has settled the same way
+  ...: main-thread work     for each switch, the renderer's main-thread time from the click until it settled (and
+                            the script part of it), as Chrome's Performance domain counts it: the wall clock's
+                            figure less the waits, steadier under load
 The board mounts the other tracks' tabs hidden once its first chart is drawn (ui/layout.py PREMOUNT_JS); a click
 comes after the page has been quiet for QUIET_MS, so the board's switch shows a mounted tab (and draws its chart
 again at its size) where the floor and content pages mount theirs on the click, Gradio's default: what a visitor
 who reads the first screen before switching waits for.
-  ...: main-thread work     for each switch, the renderer's main-thread time from the click until it settled (and
-                            the script part of it), as Chrome's Performance domain counts it: the wall clock's
-                            figure less the waits, steadier under load
 Each is the median over the loads, then the board / floor ratio (the target) and board / content.
 `--submissions N`: N generated submissions (bench/bench_scale.py's `templates_of` / `generate`, results cached)
 instead of the demo's. Not a test: read the figures (the machine's load is printed with them: timings on a

@@ -13,6 +13,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import gradio as gr
 import pytest
 
 from leaderboard.service import Board
@@ -121,3 +122,29 @@ def test_a_second_page_load_at_one_board_version_draws_nothing_and_shows_the_sam
         assert later[2][str(unit.drawn._id)] == board.version
         assert later[2][str(unit.table._id)] == prefetched[str(unit.table._id)]
         assert later[2][str(unit.plots[0]._id)] == prefetched[str(unit.plots[0]._id)]
+
+
+def test_the_versions_a_page_sends_back_with_its_load_decide_only_what_that_page_is_sent(page):
+    """The versions the page's load reads back are the visitor's to send: none, absurd or behind, the page gets the
+    table, strip and version whole; text where a number goes is refused with what was wrong; one claiming the
+    current version only spares that page what it says it holds. The page as served is left as it was."""
+    board, demo = page
+    _page_load(demo)  # the page is served with the opening view for this version
+    load = _handler(demo, "on_load")
+    opens = _tracks(demo)[0]
+    table, strip = (str(c._id) for c in (opens.table, opens.strip))
+    before = json.dumps(demo.config["components"], default=str)
+
+    def sent(held):
+        out = asyncio.run(demo.process_api(load, list(held), request=None))["data"]
+        return dict(zip((str(b._id) for b in load.outputs), json.loads(json.dumps(out, default=str))))
+
+    for held in ([None, None], [-1, -1], [1e300, 1e300], [-(2**63), 2**63], [board.version - 1, board.version - 1]):
+        got = sent(held)
+        assert got[table]["value"]["data"] and "lead-name" in got[strip], held
+    for held in (["x", "y"], [[1], {"a": 1}]):
+        with pytest.raises(gr.Error, match="is not a number"):
+            sent(held)
+    got = sent([board.version, board.version])  # what a served page sends: the table is not sent again
+    assert "value" not in got[table]
+    assert json.dumps(demo.config["components"], default=str) == before

@@ -65,23 +65,19 @@ def first_show(tab: gr.Tab) -> list:
 
 # ---- what a handler drew for a board version, kept for the next visitor ------------------------------------
 def serve(demo: gr.Blocks | None, updates: dict) -> None:
-    """`updates` ({block: value or gr.update}, in order) as every page `demo` serves from now on shows them: on the
-    blocks (a config Gradio builds again holds them) and in the config it copies for each page it serves, each
-    block's props replaced whole (a request copying them meanwhile never sees a dict change size)."""
+    """`updates` ({block: value or gr.update}, in order) as every page `demo` serves from now on shows them: in the
+    config Gradio copies for each page it serves, each block's props replaced whole (a request copying them
+    meanwhile never sees a dict change size)."""
     entries = {c.get("id"): c for c in (getattr(demo, "config", None) or {}).get("components", [])}
     for block, update in updates.items():
-        fields = {k: v for k, v in update.items() if k != "__type__"} if is_update(update) else {"value": update}
+        if (entry := entries.get(block._id)) is None:
+            continue
+        is_update = isinstance(update, dict) and update.get("__type__") == "update"
+        fields = {k: v for k, v in update.items() if k != "__type__"} if is_update else {"value": update}
         if "value" in fields:  # as Gradio holds the value a block is built with
             value = block.postprocess(fields["value"])
             fields["value"] = value.model_dump() if hasattr(value, "model_dump") else value
-        for name, value in fields.items():
-            setattr(block, name, value)
-        if (entry := entries.get(block._id)) is not None:
-            entry["props"] = {**entry["props"], **fields}
-
-
-def is_update(value) -> bool:
-    return isinstance(value, dict) and value.get("__type__") == "update"
+        entry["props"] = {**entry["props"], **fields}
 
 
 def frozen(value):
