@@ -91,8 +91,9 @@ def test_first_screen_strip_bands_and_ten_one_line_rows(app, page, name):  # noq
 
 
 def test_a_page_opens_with_its_table_and_who_leads_before_its_load_answers(app, page):  # noqa: F811
-    """The tab a page opens on comes with the page as the last load drew it for the board version, its table and
-    leaders strip (TrackTab.serve): a page whose load never answers still shows both, as they are now."""
+    """The tab a page opens on comes with the page as the last load drew it for the board version, its table,
+    leaders strip and first chart (TrackTab.serve): a page whose load never answers still shows them, as they are
+    now."""
     app.board._bump()  # new data: the table the page was built with is behind
     open_board(page, app)  # a visit: its load draws the view, and the page is served with it from then on
     page.wait_for_selector("#unidoc-strip .lead-name")
@@ -108,6 +109,7 @@ def test_a_page_opens_with_its_table_and_who_leads_before_its_load_answers(app, 
             "rs => rs.map(r => r.querySelectorAll('[role=gridcell]')[3].innerText.trim())",
         )
         assert systems[:5] == views.table_frames(app.board, "unidoc", show_reported=True)[0]["System"].tolist()[:5]
+        page.wait_for_selector("#unidoc-plot-0 .main-svg g.trace")  # its first chart, drawn from the page alone
     finally:
         page.unroute("**/gradio_api/queue/**")
 

@@ -38,9 +38,11 @@ def _page_load(demo) -> list:
     """What a plain page load sends the browser: its load, its first chart, then the other tracks (`prefetch`)."""
     load, chart, prefetch = (_handler(demo, n) for n in ("on_load", "opening_chart", "prefetch"))
 
+    opened = {b._id: served(demo, b) for b in (*load.inputs, *chart.inputs)}  # as the page opens, before its load
+
     async def run():
-        loaded = (await demo.process_api(load, [served(demo, b) for b in load.inputs], request=None))["data"]
-        charts = (await demo.process_api(chart, [], request=None))["data"]
+        loaded = (await demo.process_api(load, [opened[b._id] for b in load.inputs], request=None))["data"]
+        charts = (await demo.process_api(chart, [opened[b._id] for b in chart.inputs], request=None))["data"]
         # the page's values after the load: what it sent, else the component's value as built
         sent = {block._id: update for block, update in zip(load.outputs, loaded)}
 
@@ -93,9 +95,12 @@ def test_a_second_page_load_at_one_board_version_draws_nothing_and_shows_the_sam
     # the tab a page opens on: its load sends its strip, the page held the build's placeholder (the table it
     # held is current); the page is served with both since, with the board version they are for
     opens = tracks[0]
-    table, strip, mark = (str(c._id) for c in (opens.table, opens.strip, opens.drawn))
+    table, strip, mark, plot = (str(c._id) for c in (opens.table, opens.strip, opens.drawn, opens.plots[0]))
     assert "lead-name" in first[0][strip] and "value" not in first[0][table]
     assert served(demo, opens.strip) == first[0][strip] and served(demo, opens.drawn) == board.version
+    # its first chart too, served since; sent again at the build's version (a page served before any load, with
+    # the same version, holds none)
+    assert first[1][plot]["type"] == "plotly" and served(demo, opens.plots[0]) == first[1][plot]
     assert again == first  # the same tables, charts, pickers and leaders, whole
     assert [t.id for t in tracks] == list(TRACKS)
     _, _, prefetched = again
@@ -114,9 +119,11 @@ def test_a_second_page_load_at_one_board_version_draws_nothing_and_shows_the_sam
     assert "lead-name" in later[0][strip] and later[0][table]["value"]["data"]
     assert served(demo, opens.table) == later[0][table]["value"] and served(demo, opens.strip) == later[0][strip]
     assert served(demo, opens.drawn) == served(demo, tracks[0].data_version) == board.version
+    assert later[1][plot]["type"] == "plotly" and served(demo, opens.plots[0]) == later[1][plot]  # the chart too
     built.clear()
-    held = _page_load(demo)[0]
+    held, held_chart, _ = _page_load(demo)
     assert [held[c].get("value") for c in (table, strip, str(tracks[0].data_version._id))] == [None] * 3
+    assert held_chart[plot] == {"__type__": "update"}  # nor its chart, served with them
     assert built == [] and held[mark] == board.version
     for unit in tracks[1:]:  # marked drawn for the new version, the same numbers (the data did not change)
         assert later[2][str(unit.drawn._id)] == board.version
@@ -126,25 +133,28 @@ def test_a_second_page_load_at_one_board_version_draws_nothing_and_shows_the_sam
 
 def test_the_versions_a_page_sends_back_with_its_load_decide_only_what_that_page_is_sent(page):
     """The versions the page's load reads back are the visitor's to send: none, absurd or behind, the page gets the
-    table, strip and version whole; text where a number goes is refused with what was wrong; one claiming the
+    table, strip, version and first chart whole; text where a number goes is refused with what was wrong; one claiming the
     current version only spares that page what it says it holds. The page as served is left as it was."""
     board, demo = page
     _page_load(demo)  # the page is served with the opening view for this version
-    load = _handler(demo, "on_load")
+    load, chart = _handler(demo, "on_load"), _handler(demo, "opening_chart")
     opens = _tracks(demo)[0]
-    table, strip = (str(c._id) for c in (opens.table, opens.strip))
+    table, strip, plot = (str(c._id) for c in (opens.table, opens.strip, opens.plots[0]))
     before = json.dumps(demo.config["components"], default=str)
 
-    def sent(held):
-        out = asyncio.run(demo.process_api(load, list(held), request=None))["data"]
-        return dict(zip((str(b._id) for b in load.outputs), json.loads(json.dumps(out, default=str))))
+    def sent(held, fn=load):
+        out = asyncio.run(demo.process_api(fn, list(held)[: len(fn.inputs)], request=None))["data"]
+        return dict(zip((str(b._id) for b in fn.outputs), json.loads(json.dumps(out, default=str))))
 
+    assert board.version != opens.built_version  # the page as served at this version holds its chart
     for held in ([None, None], [-1, -1], [1e300, 1e300], [-(2**63), 2**63], [board.version - 1, board.version - 1]):
         got = sent(held)
         assert got[table]["value"]["data"] and "lead-name" in got[strip], held
+        assert sent(held, chart)[plot]["type"] == "plotly", held
     for held in (["x", "y"], [[1], {"a": 1}]):
-        with pytest.raises(gr.Error, match="is not a number"):
-            sent(held)
+        for fn in (load, chart):
+            with pytest.raises(gr.Error, match="is not a number"):
+                sent(held, fn)
     got = sent([board.version, board.version])  # what a served page sends: the table is not sent again
-    assert "value" not in got[table]
+    assert "value" not in got[table] and sent([board.version], chart)[plot] == {"__type__": "update"}
     assert json.dumps(demo.config["components"], default=str) == before

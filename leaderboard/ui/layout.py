@@ -243,11 +243,13 @@ def _wire_permalinks(
             out += [gr.update()] * len(unit.draw_outputs) if unit.id == active else unit.prefetch(*mine)
         return out
 
-    def opening_chart(request: gr.Request):
+    def opening_chart(held: float | None, request: gr.Request):
         params, tab = opening(request)
-        return [p for u in tracks for p in (u.opening_chart(params) if u.id == tab else [gr.update() for _ in u.plots])]
+        charts = {u: u.opening_chart(params, held if u is opens else None) for u in tracks if u.id == tab}
+        return [p for u in tracks for p in charts.get(u, [gr.update() for _ in u.plots])]
 
-    demo.load(opening_chart, None, [p for u in tracks for p in u.plots], api_name=False, show_progress="hidden").then(
+    # The page's `drawn` as served: the chart served with it is not sent again (TrackTab.serve)
+    demo.load(opening_chart, opens.drawn, [p for u in tracks for p in u.plots], api_name=False, show_progress="hidden").then(
         restore_later, None, [timer, *(c for u in later for c in u.restore_outputs)], api_name=False, show_progress="hidden"
     )
     # No progress shown: the tab it opens on is on screen already (a spinner over every one of its outputs, and the

@@ -450,25 +450,33 @@ class TrackTab:
 
     def serve(self, drawn: dict) -> None:
         """The page's opening view as a load drew it (`draw_outputs` -> updates) into the page as served from now
-        on: its table and leaders strip, with the board version they are for (the tab's `drawn` and the page's
-        `data_version`). The next visitors see the table as it is now and who leads with the page itself, not after
-        their load's answer (which waits behind the page's other work: a second and more), and their load sends
-        neither again (`restore`). Newer versions only; the versions go last, so a page served meanwhile holds
-        them behind and is sent the view again."""
+        on: its table, leaders strip and first chart, with the board version they are for (the tab's `drawn` and
+        the page's `data_version`). The next visitors see the table as it is now and who leads with the page
+        itself, not after their load's answer (which waits behind the page's other work: a second and more), their
+        chart as soon as Plotly is ready, and their load sends none of them again (`restore`, `opening_chart`).
+        Newer versions only; the versions go last, so a page served meanwhile holds them behind and is sent the
+        view again."""
         version = drawn[self.drawn]
         if version <= self.served_version:
             return
         self.served_version = version
         view = {c: drawn[c] for c in (self.table, self.strip, self.more, self.rows)}
+        view[self.plots[0]] = self.opening_chart({})[0]  # the same figure as the load's (drawn once per version)
         versions = [self.drawn] + ([self.data_version] if self.data_version is not None else [])
         serve(self.served, {**view, **dict.fromkeys(versions, version)})
 
-    def opening_chart(self, params: dict[str, list[str]]) -> list:
+    def opening_chart(self, params: dict[str, list[str]], held: float | None = None) -> list:
         """The first chart of the tab a page opens on (updates of `plots`), for the view its permalink names: a
-        request of its own beside the page's load, which restores every tab (its answer comes later)."""
+        request of its own beside the page's load, which restores every tab (its answer comes later). None when
+        the page holds it: served (`serve`) for the board as it is (`held`: the page's `drawn`; the build's
+        version is no proof, a page served before any load holds no chart), the view the default one."""
+        controls = self.linked_controls(params, self.id)
+        served = held == self.served_version == self.board.version != self.built_version
+        if served and controls == [c.value for c in self.controls]:
+            return [gr.update() for _ in self.plots]
         pick = self.repick_system(self.chart_system.value)
         system = pick.get("value", self.chart_system.value)
-        return self.redraw_active(0, self.chart_metric.value, system, *self.linked_controls(params, self.id))
+        return self.redraw_active(0, self.chart_metric.value, system, *controls)
 
     def prefetch(self, *inputs) -> tuple:
         """`draw` for the track (`draw_inputs`), unless the page holds it drawn for the board as it is."""
