@@ -29,9 +29,9 @@ Figures, from the page's own clock (navigation start for the first three, the cl
                             the script part of it), as Chrome's Performance domain counts it: the wall clock's
                             figure less the waits, steadier under load
 The board mounts the other tracks' tabs hidden once its first chart is drawn (ui/layout.py PREMOUNT_JS); a click
-comes after the page has been quiet for QUIET_MS, so the board's switch shows a mounted tab (and draws its chart
-again at its size) where the floor and content pages mount theirs on the click, Gradio's default: what a visitor
-who reads the first screen before switching waits for.
+comes after the page has been quiet for QUIET_MS, so the board's switch shows a mounted tab, its chart drawn
+already at its size (the hidden tab is laid out unseen: assets/style.css), where the floor and content pages
+mount theirs on the click, Gradio's default: what a visitor who reads the first screen before switching waits for.
 Each is the median over the loads, then the board / floor ratio (the target) and board / content.
 `--submissions N`: N generated submissions (bench/bench_scale.py's `templates_of` / `generate`, results cached)
 instead of the demo's. Not a test: read the figures (the machine's load is printed with them: timings on a

@@ -563,9 +563,9 @@ def _open_tab(page, title: str, track: str):
 
 def test_the_other_tracks_are_mounted_hidden_while_the_first_screen_is_read(app, page_factory):
     """ui/layout.py PREMOUNT_JS: once the first chart is drawn, the other tracks' tabs mount in the page, hidden (their
-    charts drawn, nothing of them on screen); opening one asks the server nothing and shows its table and a chart
-    as wide as its box; the folded filters stay unmounted until opened. A page opened on another track mounts the
-    first one the same way."""
+    charts drawn at the width they show at, nothing of them on screen); opening one asks the server nothing and
+    shows its table and its chart as drawn, not drawn again; the folded filters stay unmounted until opened. A page
+    opened on another track mounts the first one the same way."""
     page = page_factory()
     asked = _asked(page, app)
     open_board(page, app)
@@ -573,19 +573,30 @@ def test_the_other_tracks_are_mounted_hidden_while_the_first_screen_is_read(app,
     others = [(t.name, t.title) for t in list(TRACKS.values())[1:]]
     for name, _ in others:
         page.wait_for_selector(f"#{name}-plot-0 .main-svg g.trace", state="attached")
-        assert page.evaluate(f"document.querySelector('#{name}-table').getClientRects().length") == 0  # not shown
+        assert not page.is_visible(f"#{name}-table")  # not shown (laid out unseen, taking no room on the page)
         assert page.locator(f"#{name}-filter-{views.filter_fields(TRACKS[name])[0].key}").count() == 0  # folded
     page.wait_for_timeout(1000)  # anything still coming in
     asked.clear()
+    shown_width = page.evaluate("document.querySelector('#unidoc-plot-0 .js-plotly-plot').offsetWidth")
+    # the hidden tabs take no room on the page
+    heights = "[...document.querySelectorAll('#main-tabs > .tabitem')].map(e => e.getBoundingClientRect().height)"
+    assert [h > 0 for h in page.evaluate(heights)][: len(TRACKS)] == [True] + [False] * len(others)
     for name, title in others:
-        _open_tab(page, title, name)
-        # drawn hidden, at Plotly's default width: laid out again at its box's once shown
-        page.wait_for_function(
-            "(id) => { const box = document.querySelector(id), svg = box.querySelector('.main-svg');"
-            " return svg.getBoundingClientRect().width > 0.9 * box.getBoundingClientRect().width; }",
-            arg=f"#{name}-plot-0",
-            timeout=5000,
+        # drawn hidden at the width it shows at (assets/style.css): every draw of it from now on is counted
+        hidden_width = page.evaluate(
+            "(id) => { const gd = document.querySelector(id + ' .js-plotly-plot'); window.__draws = 0;"
+            " gd.on('plotly_afterplot', () => window.__draws++); return gd._fullLayout.width; }",
+            f"#{name}-plot-0",
         )
+        assert abs(hidden_width - shown_width) <= 1, (name, hidden_width, shown_width)
+        _open_tab(page, title, name)
+        page.wait_for_timeout(500)
+        box, drawn, draws = page.evaluate(
+            "(id) => { const gd = document.querySelector(id + ' .js-plotly-plot');"
+            " return [gd.offsetWidth, gd._fullLayout.width, window.__draws]; }",
+            f"#{name}-plot-0",
+        )
+        assert (draws, abs(drawn - box) <= 1) == (0, True), (name, box, drawn, draws)  # shown as drawn
     page.wait_for_timeout(1000)
     assert asked == []
     page.click(f"#{others[-1][0]}-filters button.label-wrap")  # a folded group's controls mount when it opens

@@ -152,7 +152,7 @@ def build(board: Board) -> gr.Blocks:
         units: list[tuple[object, gr.Tab]] = []
         with gr.Tabs(elem_id="main-tabs") as page.main_tabs:
             for name, track in TRACKS.items():
-                with gr.Tab(track.title, id=name) as tab:
+                with gr.Tab(track.title, id=name, elem_classes="track-tab") as tab:
                     units.append((TrackTab(board, track, on_screen=not units), tab))  # the first tab is on screen
             for unit_class in (CompareTab, SystemTab, SubmitTab, AboutTab):
                 with gr.Tab(unit_class.title, id=unit_class.id) as tab:
@@ -268,7 +268,8 @@ def _wire_permalinks(
 # The other tracks' tabs mounted while the visitor reads the first screen: Gradio 6 mounts a tab's components when
 # it is first shown, and mounting a track's ~30 (its table, chart, controls and panels) was most of what a first
 # switch to it cost (bench/bench_browser.py). Marked visible, they mount in their tab, hidden until it is selected;
-# a switch then shows them (its chart, drawn hidden at Plotly's default width, laid out again: TrackTab.wire). In
+# a switch then shows them, drawn already: a hidden track's tab is laid out at the width it shows at, unseen
+# (assets/style.css, `.track-tab`), so its chart is drawn at its size and showing it draws nothing again. In
 # the page, no request: once the tab on screen has drawn its first chart (or after 5 s), a track at a time when the
 # browser is idle. The tab on screen is left as it is.
 PREMOUNT_JS = """async (active) => {

@@ -515,8 +515,9 @@ class TrackTab:
         # the page does when it starts: the URL is then the permalink its load reads); a draw asked for only when
         # the tab the page holds is behind the board version the page knows (coming back to a current tab redraws
         # nothing).
-        # A chart drawn while its tab was hidden (mounted before it opened: layout.PREMOUNT_JS) has Plotly's default
-        # width: once the tab shows, a window resize lays it out again at its box's (Gradio's charts are responsive).
+        # A chart drawn while its tab was hidden (mounted before it opened: layout.PREMOUNT_JS) is drawn at its size
+        # (the hidden tab is laid out unseen: assets/style.css); if its width still differs once the tab shows (a
+        # page whose stylesheet did not apply), a window resize lays it out again (Gradio's charts are responsive).
         tab.select(
             None,
             [self.drawn, page.data_version, self.wanted, self.query, page.active_tab, page.url],
