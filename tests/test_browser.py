@@ -11,6 +11,7 @@ import contextlib
 import json
 import re
 import shutil
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -608,6 +609,34 @@ def test_the_other_tracks_are_mounted_hidden_while_the_first_screen_is_read(app,
     other.wait_for_selector(f"#{others[-1][0]}-plot-0 .main-svg g.trace")
     other.wait_for_selector(f"#{first}-plot-0 .main-svg g.trace", state="attached")
     assert page.errors == [] and other.errors == []
+
+
+def test_the_other_tracks_are_asked_for_once_the_first_chart_is_drawn(app, page_factory):
+    """ui/layout.py FIRST_CHART_JS: the other tracks' tables and charts (`prefetch`) are asked for after the tab on
+    screen has drawn its first chart, not in its way; a page whose chart cannot draw (Plotly's bundle refused here)
+    asks for them all the same after 5 s."""
+    page = page_factory()
+    page.route("**/PlotlyPlot-*.js", lambda route: route.abort())
+    asked = _asked(page, app)
+    started = time.monotonic()
+    open_board(page, app)
+    page.wait_for_timeout(max(0, 3500 - (time.monotonic() - started) * 1000))
+    assert not any(a.startswith("_wire_permalinks.<locals>.prefetch") for a in asked), asked
+    for _ in range(80):  # the wait gives up 5 s after the page's load answered
+        if any(a.startswith("_wire_permalinks.<locals>.prefetch") for a in asked):
+            break
+        page.wait_for_timeout(100)
+    assert any(a.startswith("_wire_permalinks.<locals>.prefetch") for a in asked), asked
+
+    drawn = page_factory()  # a page whose chart draws: asked for once it is drawn
+    asked = _asked(drawn, app)
+    open_board(drawn, app)
+    plot_svg_text(drawn, "unidoc-plot-0")
+    for _ in range(40):
+        if any(a.startswith("_wire_permalinks.<locals>.prefetch") for a in asked):
+            break
+        drawn.wait_for_timeout(100)
+    assert any(a.startswith("_wire_permalinks.<locals>.prefetch") for a in asked), asked
 
 
 def test_a_drawn_tab_is_shown_again_without_asking_the_server(app, page_factory):

@@ -254,7 +254,10 @@ def _wire_permalinks(
     )
     # No progress shown: the tab it opens on is on screen already (a spinner over every one of its outputs, and the
     # browser's work of showing and clearing them, in the way of the first chart)
-    event = demo.load(on_load, [opens.drawn, page.data_version], outputs, api_name=False, show_progress="hidden").then(
+    event = demo.load(on_load, [opens.drawn, page.data_version], outputs, api_name=False, show_progress="hidden")
+    # The other tracks' tables and charts come once the tab on screen has drawn its first chart: their answer (at
+    # 10,000 systems two tables and charts) is not in the browser's way meanwhile
+    event = event.then(None, page.active_tab, None, js=FIRST_CHART_JS).then(
         prefetch,
         [page.active_tab, *(c for u in tracks for c in (u.drawn, *u.draw_inputs))],
         [c for u in tracks for c in u.draw_outputs],
@@ -270,15 +273,22 @@ def _wire_permalinks(
 # switch to it cost (bench/bench_browser.py). Marked visible, they mount in their tab, hidden until it is selected;
 # a switch then shows them, drawn already: a hidden track's tab is laid out at the width it shows at, unseen
 # (assets/style.css, `.track-tab`), so its chart is drawn at its size and showing it draws nothing again. In
-# the page, no request: once the tab on screen has drawn its first chart (or after 5 s), a track at a time when the
-# browser is idle. The tab on screen is left as it is.
+# the page, no request: after the tab on screen has drawn its first chart (FIRST_CHART_JS, before them in the
+# chain), a track at a time when the browser is idle. The tab on screen is left as it is.
 PREMOUNT_JS = """async (active) => {
-  const drawn = () => !!document.querySelector('#' + CSS.escape(active) + '-plot-0 .main-svg g.trace');
-  const t0 = performance.now();
-  while (!drawn() && performance.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => (window.requestIdleCallback || setTimeout)(r, {timeout: 1000}));
   const show = active !== TRACK;
   return Array.from({length: COUNT}, () => (show ? {__type__: 'update', visible: true} : undefined));
+}"""
+
+
+# Resolves once the tab on screen has drawn its first chart: at once on a tab without charts, at most after 5 s.
+FIRST_CHART_JS = """async (active) => {
+  const box = () => document.querySelector('#' + CSS.escape(active) + '-plot-0');
+  const t0 = performance.now();
+  while (box() && !box().querySelector('.main-svg g.trace') && performance.now() - t0 < 5000) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }"""
 
 
