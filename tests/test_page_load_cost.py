@@ -158,3 +158,17 @@ def test_the_versions_a_page_sends_back_with_its_load_decide_only_what_that_page
     got = sent([board.version, board.version])  # what a served page sends: the table is not sent again
     assert "value" not in got[table] and sent([board.version], chart)[plot] == {"__type__": "update"}
     assert json.dumps(demo.config["components"], default=str) == before
+
+
+def test_events_whose_progress_nobody_sees_keep_no_loading_status(page):
+    """ui/layout.py `_no_hidden_progress`: an event whose progress is hidden, or that runs in the page alone, shows
+    progress on no component, so the browser keeps no loading status for its outputs (every request's start and end
+    rewrites each one it keeps); an event that shows its progress keeps it on its outputs."""
+    _, demo = page
+    deps = demo.get_config_file()["dependencies"]
+    quiet = [d for d in deps if d["show_progress"] == "hidden" or not d["backend_fn"]]
+    shown = [d for d in deps if d not in quiet]
+    on_load = next(d for d in deps if len(d["outputs"]) == max(len(x["outputs"]) for x in deps))  # restores every tab
+    assert on_load in quiet and quiet and shown
+    assert [d["show_progress_on"] for d in quiet] == [[]] * len(quiet)
+    assert [d["show_progress_on"] for d in shown] == [None] * len(shown)

@@ -94,6 +94,18 @@ def _guard_all(demo: gr.Blocks) -> None:
             block_fn.fn = guarded(block_fn.fn)
 
 
+def _no_hidden_progress(demo: gr.Blocks) -> None:
+    """Events whose progress is hidden, and those run in the page alone, tracked on no component.
+
+    The browser keeps a loading status for every component an event it has run may show progress on (all its
+    outputs, unless `show_progress_on` names fewer), and each request's start and end rewrites all of them: after
+    the page's load, ~200 components (its load restores every tab), on every request from then on. Progress nobody
+    sees needs none of it."""
+    for block_fn in demo.fns.values():
+        if block_fn.show_progress == "hidden" or block_fn.fn is None:
+            block_fn.show_progress_on = []
+
+
 def _precise_inputs(demo: gr.Blocks) -> None:
     """Every input's preprocessing answering a value of the wrong type (an API caller's null for a list, text for
     a number) with what was wrong, as gr.Error, not Gradio's generic "raised an exception" and a logged traceback.
@@ -170,6 +182,7 @@ def build(board: Board) -> gr.Blocks:
         _wire_status(board, page, status, refresh, seen_version, timer)
     _guard_all(demo)
     _precise_inputs(demo)
+    _no_hidden_progress(demo)
     return demo
 
 
