@@ -442,8 +442,8 @@ class TrackTab:
             self.serve(drawn)
             if held == drawn[self.drawn]:  # the page opened with the table of this version: not sent again
                 drawn[self.table] = gr.update()
-                if held != self.built_version:  # and with its strip (the build's holds the placeholder)
-                    drawn[self.strip] = gr.update()
+            if self.holds_served(held, drawn[self.drawn]):  # and with its strip
+                drawn[self.strip] = gr.update()
         drawn[self.rows] = {**drawn[self.rows], **out[self.rows]}  # shown or not, and the restored number
         out.update(drawn)
         return out
@@ -465,14 +465,19 @@ class TrackTab:
         versions = [self.drawn] + ([self.data_version] if self.data_version is not None else [])
         serve(self.served, {**view, **dict.fromkeys(versions, version)})
 
+    def holds_served(self, held: float | None, version: int) -> bool:
+        """Whether a page that opened with `drawn` = `held` holds the view `serve` wrote for board `version` (its
+        strip and chart). The build's version is no proof: a page served before any load has it too, with the
+        build's placeholder strip and no chart."""
+        return held == version == self.served_version and version != self.built_version
+
     def opening_chart(self, params: dict[str, list[str]], held: float | None = None) -> list:
         """The first chart of the tab a page opens on (updates of `plots`), for the view its permalink names: a
         request of its own beside the page's load, which restores every tab (its answer comes later). None when
-        the page holds it: served (`serve`) for the board as it is (`held`: the page's `drawn`; the build's
-        version is no proof, a page served before any load holds no chart), the view the default one."""
+        the page holds it (`holds_served` for the board as it is; `held`: the page's `drawn`) and the view is the
+        default one."""
         controls = self.linked_controls(params, self.id)
-        served = held == self.served_version == self.board.version != self.built_version
-        if served and controls == [c.value for c in self.controls]:
+        if self.holds_served(held, self.board.version) and controls == [c.value for c in self.controls]:
             return [gr.update() for _ in self.plots]
         pick = self.repick_system(self.chart_system.value)
         system = pick.get("value", self.chart_system.value)
