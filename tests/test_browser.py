@@ -354,6 +354,29 @@ def test_compare_tab_and_its_permalink(app, page_factory):
     assert query(fresh) == query(page)
 
 
+def test_a_compare_permalink_asks_for_no_pair_but_the_one_it_names(app, page_factory):
+    """The permalink's restore sets A and B in one answer, which the browser writes one picker at a time: a
+    comparison asked for on A's change carried A restored and B as built, and could be answered after the
+    restored pair's (the summary then named a B nobody picked). Every comparison the page asks for names the
+    permalink's pair, and the one on screen is it."""
+    ids = [i for _, i in _choices(app)]
+    a, b = ids[2], ids[3]  # neither is a picker's value as built (the two best systems)
+    names = {e.id: e.name for e in app.board.entries("unidoc")}
+    page = page_factory()
+    sent: list[list] = []
+    page.on("request", lambda r: "/queue/join" in r.url and sent.append(json.loads(r.post_data)["data"]))
+    page.goto(app.url + f"?tab=compare&track=unidoc&a={a}&b={b}")
+    expected = f"A = {names[a]} · B = {names[b]}"
+    page.wait_for_function(
+        "(t) => document.querySelector('#compare-summary') && document.querySelector('#compare-summary').innerText.includes(t)",
+        arg=expected,
+    )
+    page.wait_for_timeout(1500)  # what else was asked for has been answered
+    runs = [d for d in sent if len(d) == 4 and d[:2] == ["compare", "unidoc"]]
+    assert runs and all(d[2:] == [a, b] for d in runs), runs
+    assert expected in page.inner_text("#compare-summary")
+
+
 # What a chart's labels and legend occupy on the page: every x label clear of the legend and inside the figure,
 # the legend inside the figure, and the plot area left its height.
 CHART_LAYOUT_JS = """(el) => {
@@ -424,7 +447,7 @@ def test_hostile_system_name_shows_literally_and_runs_nothing(app, page_factory)
 
     # compare, opened from its permalink: summary, chart title, the system pickers
     page.goto(app.url + f"?tab=compare&track=unidoc&a={xss.id}&b={other.id}")
-    # the page may show an interim comparison while the permalink's picks are restored; the restored one stays
+    # the restored pair's comparison, and no other after it (test_a_compare_permalink_asks_for_no_pair_but_the_one_it_names)
     expected = f"A = {XSS_NAME} · B = {other.name}"
     page.wait_for_function(
         "(t) => document.querySelector('#compare-summary') && document.querySelector('#compare-summary').innerText.includes(t)",

@@ -46,6 +46,41 @@ def test_a_failing_chart_becomes_a_message(caplog):
     assert any(ref.group(1) in r.getMessage() and r.exc_info for r in caplog.records)
 
 
+def test_the_first_charts_drawn_at_once_in_several_threads_all_draw(monkeypatch):
+    """A page's first charts are built in several worker threads at once, each asking for the trimmed template.
+    plotly keeps its named templates unvalidated until read, and two threads reading one at once fail with
+    "Invalid value" (4 of 25 cold processes of 6 threads each, before `figures.template` took a lock). Here from
+    a fresh unvalidated plotly_white each time, many times over: no figure fails."""
+    import json
+    import pkgutil
+    import threading
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    white = json.loads(pkgutil.get_data("plotly", "package_data/templates/plotly_white.json"))
+    failures: list[str] = []
+    for _ in range(30):
+        monkeypatch.setitem(pio.templates._templates, "plotly_white", go.layout.Template(white, _validate=False))
+        figures._template.cache_clear()
+        start = threading.Barrier(6)
+
+        def draw(start=start):
+            start.wait()
+            try:
+                go.Figure(go.Bar(x=[1], y=[2]), layout={"template": figures.template()}).to_json()
+            except Exception as e:  # what a chart's build raises is the finding
+                failures.append(repr(e))
+
+        threads = [threading.Thread(target=draw) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    figures._template.cache_clear()
+    assert not failures, failures[:3]
+
+
 def test_pareto_front_keeps_only_undominated_points():
     pts = [(0.0, 0.9), (0.5, 0.85), (0.5, 0.7), (0.75, 0.86), (0.9, 0.5), (0.9, 0.6)]
     assert figures.pareto_front(pts) == [(0.0, 0.9), (0.75, 0.86), (0.9, 0.6)]

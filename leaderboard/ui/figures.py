@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import secrets
+import threading
 from collections.abc import Callable
 
 import plotly.graph_objects as go
@@ -26,11 +27,21 @@ MAX_SERIES = 8  # more bars per group stop being readable; the best-ranked syste
 MAX_LABELS = 12  # scatter points beyond the best-ranked few get a hover label only, not a printed one
 
 
-@functools.cache
+_TEMPLATE_LOCK = threading.Lock()
+
+
 def template() -> go.layout.Template:
     """plotly_white with the defaults of the trace types drawn here only. The named template brings 24 trace types'
     defaults, copied into every figure and sent with it: half of a figure's build (~7 of 14 ms) and of its JSON.
-    Built at the first chart, not at import (~0.1 s: start-up draws no chart)."""
+    Built at the first chart, not at import (~0.1 s: start-up draws no chart). Built once under a lock: the page's
+    first charts are drawn in several threads at once, and plotly's lazily loaded named templates are not safe to
+    build concurrently (a chart failed with "Invalid value" when two did)."""
+    with _TEMPLATE_LOCK:
+        return _template()
+
+
+@functools.cache
+def _template() -> go.layout.Template:
     white = pio.templates["plotly_white"]
     return go.layout.Template(layout=white.layout, data={kind: white.data[kind] for kind in ("bar", "scatter", "heatmap")})
 

@@ -9,6 +9,9 @@ from ...tracks import TRACKS
 from .. import html, urlstate, views
 from .common import IN_ORDER, Page, on_screen, record_download
 
+# Resolves a task later: the browser applies an answer's updates in promise callbacks, all run before it.
+SETTLED_JS = "() => new Promise((resolve) => setTimeout(resolve, 0))"
+
 
 class CompareTab:
     id = "compare"
@@ -132,15 +135,19 @@ class CompareTab:
         tab.select(lambda: self.id, None, page.active_tab, api_name=False).then(
             on_screen(self.id, self.run), [page.active_tab, *picks], self.outputs + [page.url], api_name=False, **in_order
         )
-        gr.on(
-            [self.a.change, self.b.change],
+        # A and B set by one answer (a permalink's restore, another track's picks, new data) are written one at a
+        # time, and A's change fires before B is written: a run sent from there would carry a pair nobody picked,
+        # and two runs sent at once can reach the server in either order (both pass the browser's always_last
+        # check before either is registered), so that run could land last. The run is sent once the answer is
+        # applied (SETTLED_JS): every run carries the pair as it ends up.
+        gr.on([self.a.change, self.b.change], None, None, None, js=SETTLED_JS, api_name=False, show_progress="hidden").then(
             on_screen(self.id, self.run),
             [page.active_tab, *picks],
             self.outputs + [page.url],
             api_name=False,
             trigger_mode="always_last",
             **in_order,
-        )  # as for the track controls: A and B restored together, the last run wins
+        )
         # .input: only a user's pick of another track resets A and B; a permalink sets all three itself
         self.track.input(self.pick_track, picks, [self.a, self.b], api_name=False)
         for pick in (self.a, self.b):
