@@ -100,7 +100,8 @@ def test_an_open_page_shows_the_outage_banner_and_clears_it_without_a_reload(hub
     with app_on_hub() as app:
         page = new_page(app.url)
         page.wait_for_function("document.querySelector('#status').innerText.includes('data as of')")
-        page.wait_for_function(f"{RESCORED_ROWS}.length > 0")
+        # both files pulled and scored (the table may show the first before the second is scored)
+        page.wait_for_function(f"{RESCORED_ROWS}.length === 2")
         assert page.query_selector("#status .banner") is None
         rows = table_rows(page)
 
