@@ -129,8 +129,8 @@ class CompareTab:
     def wire(self, page: Page, tab: gr.Tab) -> None:
         """The API endpoint returns the comparison; the page also writes the URL while on screen."""
         picks = [self.track, self.a, self.b]
-        # Both paths that draw the comparison share one queue slot: answered in the order they were sent, a run
-        # sent with a pick from before a permalink's restore can never land after the run with the restored pair.
+        # Both paths that draw the comparison share one queue slot: one run at a time, answered in the order they
+        # reach the server (which need not be the order the page sent them in: see SETTLED_JS below).
         in_order = {"concurrency_limit": 1, "concurrency_id": "compare-view"}
         tab.select(lambda: self.id, None, page.active_tab, api_name=False).then(
             on_screen(self.id, self.run), [page.active_tab, *picks], self.outputs + [page.url], api_name=False, **in_order
