@@ -514,10 +514,23 @@ def test_clicking_a_unit_shows_its_raw_prediction(app, page_factory):
     unit_id = first_unit.inner_text().strip()
     first_unit.click()
     page.wait_for_function(
-        "(u) => document.querySelector('#system-record') && document.querySelector('#system-record').innerText.includes(u)",
+        "(u) => { const box = document.querySelector('#system-record textarea'); return !!box && box.value.includes(u); }",
         arg=unit_id,
     )
     assert page.input_value("#system-unit textarea, #system-unit input") == unit_id
+
+
+def test_compare_shows_both_raw_predictions_of_the_unit_it_picks(app, page_factory):
+    """Below the comparison, the unit where A and B differ most, as each of them answered it (JSON text)."""
+    page = page_factory()
+    page.goto(app.url + "?tab=compare")
+    page.wait_for_selector("#compare-top [role=row][data-index]")
+    page.wait_for_function("() => document.querySelector('#compare-unit input').value !== ''")
+    unit = page.input_value("#compare-unit input")
+    both = "(u) => ['a', 'b'].every((s) => (document.querySelector(`#compare-rec-${s} textarea`) || {}).value?.includes(u))"
+    page.wait_for_function(both, arg=unit)
+    for side in ("a", "b"):
+        assert json.loads(page.input_value(f"#compare-rec-{side} textarea"))["id"] == unit
 
 
 def test_the_system_tab_shows_only_what_the_pick_has(app, page_factory):

@@ -172,3 +172,13 @@ def test_events_whose_progress_nobody_sees_keep_no_loading_status(page):
     assert on_load in quiet and quiet and shown
     assert [d["show_progress_on"] for d in quiet] == [[]] * len(quiet)
     assert [d["show_progress_on"] for d in shown] == [None] * len(shown)
+
+
+def test_the_page_holds_no_code_editor(page):
+    """The browser loads the module of every component type a page holds before it draws its first table, hidden
+    tabs included; gr.Code's is CodeMirror (~390 KB of script), the largest of them, for raw records deep in the
+    System and Compare tabs. They are read-only text boxes (`tabs/common.record_box`): the same string, no editor."""
+    _, demo = page
+    types = {c["type"] for c in demo.get_config_file()["components"]}
+    assert "code" not in types
+    assert {"textbox", "dataframe", "plot", "html"} <= types  # the census reads the page's real components

@@ -135,6 +135,24 @@ def export_dir() -> Path:
     return Path(tempfile.mkdtemp(dir=_EXPORTS))
 
 
+def record_box(label: str, elem_id: str) -> gr.Textbox:
+    """Where a unit's raw prediction record shows (JSON text, `views.unit_record`), read-only, with a copy button.
+
+    A Textbox, not a `gr.Code`: the page loads the module of every component it holds before it draws anything,
+    and Code's (CodeMirror, ~390 KB of script) was the largest the first screen waited on for a panel deep in
+    another tab. The value is the same string either way (`/record` answers it unchanged)."""
+    return gr.Textbox(
+        label=label,
+        lines=12,
+        max_lines=30,
+        interactive=False,
+        autoscroll=False,  # a new record opens at its top
+        buttons=["copy"],
+        elem_id=elem_id,
+        elem_classes=["record-json"],
+    )
+
+
 def record_download(board: Board, entry_id: str | None, unit: str | None):
     """The download button for a unit's whole raw record (the page shows it cut): shown only when there is one."""
     text = views.full_record(board, entry_id, unit)

@@ -7,7 +7,7 @@ import gradio as gr
 from ...service import Board
 from ...tracks import TRACKS
 from .. import html, urlstate, views
-from .common import IN_ORDER, Page, on_screen, record_download
+from .common import IN_ORDER, Page, on_screen, record_box, record_download
 
 # Resolves a task later: the browser applies an answer's updates in promise callbacks, all run before it.
 SETTLED_JS = "() => new Promise((resolve) => setTimeout(resolve, 0))"
@@ -47,8 +47,8 @@ class CompareTab:
         self.outputs = [summary, metrics, plot, top, self.unit]
         with gr.Row():
             self.record_outputs = [
-                gr.Code(language="json", label="A's prediction", elem_id="compare-rec-a"),
-                gr.Code(language="json", label="B's prediction", elem_id="compare-rec-b"),
+                record_box("A's prediction", "compare-rec-a"),
+                record_box("B's prediction", "compare-rec-b"),
             ]
         with gr.Row():
             self.download_outputs = [

@@ -8,7 +8,7 @@ from ... import reported
 from ...service import Board
 from ...tracks import TRACKS
 from .. import urlstate, views
-from .common import IN_ORDER, Page, on_screen, record_download
+from .common import IN_ORDER, Page, on_screen, record_box, record_download
 
 
 def all_systems(board: Board, limit: int | None = None, search: str = "", keep: tuple | list = ()) -> list[tuple[str, str]]:
@@ -86,7 +86,7 @@ class SystemTab:
             self.unit = gr.Textbox(
                 label="Raw prediction for unit (click a row above, or type a unit id and press Enter)", elem_id="system-unit"
             )
-            self.record_out = gr.Code(language="json", label="Raw prediction record", elem_id="system-record")
+            self.record_out = record_box("Raw prediction record", "system-record")
             self.download_out = gr.DownloadButton(
                 "Download the whole record", size="sm", visible=False, elem_id="system-record-file"
             )
