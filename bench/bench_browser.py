@@ -68,11 +68,9 @@ ROWS, COLS, TRACES = 27, 12, 12
 
 # In the page before any of its scripts: marks (ms since navigation start) when the first track's first row is
 # visible, its leaders strip has its figures (the board's only) and its first chart is drawn, and the time of the
-# last change anywhere in the tabs. What a mark waits for is checked once a frame, as the frame begins, and the mark
-# is taken when that frame's layout and paint are done (a task queued from it runs after them), so it is the time the
-# first frame that shows it was ready. They were checked on every batch of changes: a row was marked when inserted,
-# while the work around it still kept it off the screen, and the layout reads between batches slowed the page
-# measured (A/B on the demo, 10 loads: the board's first chart 2,460 -> 2,290 ms, the floor's 1,839 -> 1,850).
+# last change anywhere in the tabs. What a mark waits for is checked once a frame, as the frame begins (a layout
+# read on every batch of changes would slow the page measured), and the mark is taken once that frame is laid out
+# and painted (a task queued from it runs after them): an element inserted is not yet on the screen.
 MARKS_JS = """
 (() => {
   const b = window.__bench = {marks: {}, last_change: 0, first: null};

@@ -43,15 +43,19 @@ XSS_SYSTEM = {
     "description": "**bold?** [click](javascript:alert(3)) <b onmouseover=alert(4)>hover</b>",
     "link": 'https://example.org/"onmouseover="alert(5)"',  # passes the http(s) check, never becomes a link
 }
+HOSTILE_BASE = ROOT / "assets" / "demo" / "submissions" / "unidoc" / "textrag-bge-m3-qwen2-5-7b.jsonl"  # the run copied
+# The hostile run's answer to its first unit: shown in the raw record boxes (a textarea: the closing tag first)
+XSS_ANSWER = "</textarea><img src=x onerror=alert(6)><script>alert(7)</script>"
 TIMEOUT = 30_000  # ms: two cores shared by the server, the board and chromium
 
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("browser-board")
-    base = ROOT / "assets" / "demo" / "submissions" / "unidoc" / "textrag-bge-m3-qwen2-5-7b.jsonl"
     # One prediction fewer: a run of its own (the same predictions would be a duplicate of the demo, not a row).
-    hostile = with_system(b"\n".join(base.read_bytes().splitlines()[:-1]), base.name, XSS_SYSTEM)
+    header, first, *rest = HOSTILE_BASE.read_bytes().splitlines()[:-1]
+    first = json.dumps({**json.loads(first), "answer": XSS_ANSWER}).encode()
+    hostile = with_system(b"\n".join([header, first, *rest]), HOSTILE_BASE.name, XSS_SYSTEM)
     place_submission(data_dir, "unidoc", "mallory", hostile)
     with running_app(data_dir) as running:
         xss = next(e for e in running.board.entries("unidoc") if e.name == XSS_NAME)
@@ -468,6 +472,14 @@ def test_hostile_system_name_shows_literally_and_runs_nothing(app, page_factory)
     assert page.locator("#system-meta a").count() == 0  # the link is not http(s)-clean: no anchor at all
     page.wait_for_selector("#system-breakdown [role=row][data-index]")
     page.screenshot(path=str(SHOTS / "desktop-system-detail.png"), full_page=True)
+    assert_inert(page)
+    # its raw record: the answer as text in the box, the box still the only thing there
+    unit = json.loads(HOSTILE_BASE.read_text().splitlines()[1])["id"]
+    page.fill("#system-unit textarea, #system-unit input", unit)
+    page.press("#system-unit textarea, #system-unit input", "Enter")
+    page.wait_for_function("(a) => (document.querySelector('#system-record textarea') || {}).value?.includes(a)", arg=XSS_ANSWER)
+    assert json.loads(page.input_value("#system-record textarea"))["answer"] == XSS_ANSWER
+    assert page.locator("#system-record textarea").count() == 1
     assert_inert(page)
     assert page.errors == []
 
