@@ -140,7 +140,7 @@ def record_box(label: str, elem_id: str) -> gr.Textbox:
 
     A Textbox, not a `gr.Code`: the page loads the module of every component it holds before it draws anything,
     and Code's (CodeMirror, ~390 KB of script) was the largest the first screen waited on for a panel deep in
-    another tab. The value is the same string either way (`/record` answers it unchanged)."""
+    another tab. `/record` answers the same string the box shows."""
     return gr.Textbox(
         label=label,
         lines=12,
