@@ -231,13 +231,18 @@ def start_server(kind: str, port: int, data_dir: Path | None) -> subprocess.Pope
     env = {**os.environ, "LOG_LEVEL": "WARNING", "STORE_REFRESH_SECONDS": "3600"}
     cmd = [sys.executable, __file__, "--serve", kind, "--port", str(port)] + (["--data-dir", str(data_dir)] if data_dir else [])
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    wait_listening(proc, port, kind)
+    return proc
+
+
+def wait_listening(proc: subprocess.Popen, port: int, kind: str) -> None:
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit(f"the {kind} server stopped (exit {proc.returncode})")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return proc
+                return
         except OSError:
             time.sleep(0.3)
     proc.kill()
