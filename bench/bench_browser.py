@@ -293,6 +293,27 @@ def one_load(context, url: str, tracks: list[tuple[str, str]]) -> dict[str, floa
         page.close()
 
 
+def interleaved_loads(urls: dict[str, str], loads: int, measure) -> dict[str, list]:
+    """`measure(context, url)` of each page, `loads` times, in chromium: after one uncounted load of each (a
+    returning visitor's warm HTTP cache), interleaved (a, b, c, c, b, a, ...: all see the same machine load)."""
+    from playwright.sync_api import sync_playwright
+
+    from appserver import CHROMIUM, CHROMIUM_ARGS  # the browser tests' chromium and flags
+
+    order = list(urls)
+    runs: dict[str, list] = {k: [] for k in order}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        contexts = {k: browser.new_context(viewport=VIEWPORT) for k in order}
+        for k in order:
+            measure(contexts[k], urls[k])
+        for i in range(loads):
+            for k in order if i % 2 == 0 else order[::-1]:
+                runs[k].append(measure(contexts[k], urls[k]))
+        browser.close()
+    return runs
+
+
 def board_data(submissions: int, work: Path) -> Path:
     """The board's data folder: the demo's (results cached by a first start), or `submissions` generated ones."""
     from bench_scale import generate, templates
@@ -332,11 +353,7 @@ def main() -> None:
     if args.serve == "warm":
         return warm(args.data_dir)
 
-    from playwright.sync_api import sync_playwright
-
     from leaderboard.tracks import TRACKS
-
-    from appserver import CHROMIUM, CHROMIUM_ARGS  # the browser tests' chromium and flags
 
     tracks = [(name, t.title) for name, t in list(TRACKS.items())[:3]]
     with tempfile.TemporaryDirectory() as tmp:
@@ -347,17 +364,9 @@ def main() -> None:
         ports = {k: free_port() for k in kinds}
         servers = {k: start_server(k, ports[k], None if k == "floor" else data_dir) for k in kinds}
         load_before = os.getloadavg()
-        runs: dict[str, list[dict[str, float]]] = {k: [] for k in kinds}
         try:
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-                contexts = {k: browser.new_context(viewport=VIEWPORT) for k in runs}
-                for k in runs:  # a returning visitor: the HTTP cache warm
-                    one_load(contexts[k], f"http://127.0.0.1:{ports[k]}/", tracks)
-                for i in range(args.loads):
-                    for k in kinds if i % 2 == 0 else kinds[::-1]:
-                        runs[k].append(one_load(contexts[k], f"http://127.0.0.1:{ports[k]}/", tracks))
-                browser.close()
+            urls = {k: f"http://127.0.0.1:{ports[k]}/" for k in kinds}
+            runs = interleaved_loads(urls, args.loads, lambda context, url: one_load(context, url, tracks))
         finally:
             for proc in servers.values():
                 proc.terminate()

@@ -32,15 +32,9 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests"))
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import bench_browser as bb  # beside this script; it sets the paths (the repository, tests/) and the quiet environment
 
-import bench_browser as bb
+ROOT = bb.ROOT
 
 FLOOR_TYPES = {"tabs", "tabitem", "dataframe", "plot"}  # what the floor holds already
 
@@ -129,11 +123,7 @@ def main() -> None:
     if args.serve is not None:
         return serve_floor_with([t for t in args.serve.split(",") if t], args.port)
 
-    from playwright.sync_api import sync_playwright
-
     from leaderboard.tracks import TRACKS
-
-    from appserver import CHROMIUM, CHROMIUM_ARGS
 
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = bb.board_data(0, Path(tmp))
@@ -151,21 +141,12 @@ def main() -> None:
     ports = {name: bb.free_port() for name in pages}
     servers = {}
     load_before = os.getloadavg()
-    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in pages}
     track = next(iter(TRACKS))
     try:
         for name, types in pages.items():
             servers[name] = start(types, ports[name])
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            contexts = {name: browser.new_context(viewport=bb.VIEWPORT) for name in pages}
-            for name in pages:  # a returning visitor: the HTTP cache warm
-                first_screen(contexts[name], f"http://127.0.0.1:{ports[name]}/", track)
-            order = list(pages)
-            for i in range(args.loads):
-                for name in order if i % 2 == 0 else order[::-1]:
-                    runs[name].append(first_screen(contexts[name], f"http://127.0.0.1:{ports[name]}/", track))
-            browser.close()
+        urls = {name: f"http://127.0.0.1:{ports[name]}/" for name in pages}
+        runs = bb.interleaved_loads(urls, args.loads, lambda context, url: first_screen(context, url, track))
     finally:
         for proc in servers.values():
             proc.terminate()
