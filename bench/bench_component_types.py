@@ -11,10 +11,11 @@ of it is on screen. The types come from the board's own page (its served config,
   floor + all the board's types  every type the board's page holds, its other tabs' too
   floor + <type>                 each of them alone (`--each`)
 Gradio imports every component type's module before it draws the page, hidden tabs' included (the board's
-first row waits for them: bench/bench_browser.py's figures), so a type's cost does not depend on how many
-instances the page has of it or where they are. Figures are from the bench's own paint marks (MARKS_JS), for
-the first track's first row and first chart, loads interleaved after one uncounted load of each page, and the
-ratio to the floor; compare bench/bench_browser.py's targets (first row <= 1.2x, first chart <= 1.3x).
+first row waits for them: bench/bench_browser.py's figures): one instance, shown or not, brings its type's module.
+Each further instance adds its own smaller cost (the page's processing of its config), not measured here.
+Figures are from the bench's own paint marks (MARKS_JS), for the first track's first row and first chart, loads
+interleaved after one uncounted load of each page, and the ratio to the floor; compare bench/bench_browser.py's
+targets (first row <= 1.2x, first chart <= 1.3x).
 `--each` serves ~20 pages at once: every figure is then slower and noisier (a single type's cost, tens of ms, is
 within the noise of 8 loads); the three first lines are the ones to read.
 """
