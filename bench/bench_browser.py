@@ -228,21 +228,20 @@ def serve_content(data_dir: Path, port: int) -> None:
 
 
 def start_server(kind: str, port: int, data_dir: Path | None) -> subprocess.Popen:
+    return start_child(__file__, ["--serve", kind] + (["--data-dir", str(data_dir)] if data_dir else []), port, kind)
+
+
+def start_child(script: str, args: list[str], port: int, kind: str) -> subprocess.Popen:
+    """`python script *args --port port` (a server), once it listens on `port`."""
     env = {**os.environ, "LOG_LEVEL": "WARNING", "STORE_REFRESH_SECONDS": "3600"}
-    cmd = [sys.executable, __file__, "--serve", kind, "--port", str(port)] + (["--data-dir", str(data_dir)] if data_dir else [])
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-    wait_listening(proc, port, kind)
-    return proc
-
-
-def wait_listening(proc: subprocess.Popen, port: int, kind: str) -> None:
+    proc = subprocess.Popen([sys.executable, script, *args, "--port", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit(f"the {kind} server stopped (exit {proc.returncode})")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
+                return proc
         except OSError:
             time.sleep(0.3)
     proc.kill()
@@ -264,16 +263,22 @@ def main_thread(cdp) -> dict[str, float]:
 
 
 # ---- one load, measured ---------------------------------------------------------------------------------------
+def first_screen(page, url: str, track: str) -> dict[str, float]:
+    """`url` opened in `page`: its marks once the first row and chart are drawn and the page has finished loading
+    (its load's answers drawn, the tabs quiet for QUIET_MS)."""
+    page.add_init_script(MARKS_JS + f"\nwindow.__bench.first = {track!r};")
+    page.goto(url)
+    page.wait_for_function("() => 'row' in window.__bench.marks && 'chart' in window.__bench.marks", timeout=TIMEOUT_MS)
+    marks = page.evaluate("window.__bench.marks")
+    page.wait_for_function(f"() => performance.now() - window.__bench.last_change > {QUIET_MS}", timeout=TIMEOUT_MS)
+    return marks
+
+
 def one_load(context, url: str, tracks: list[tuple[str, str]]) -> dict[str, float]:
     """First row, first chart, a switch to each other track's chart, back to the first: ms (see the module doc)."""
     page = context.new_page()
     try:
-        page.add_init_script(MARKS_JS + f"\nwindow.__bench.first = {tracks[0][0]!r};")
-        page.goto(url)
-        page.wait_for_function("() => 'row' in window.__bench.marks && 'chart' in window.__bench.marks", timeout=TIMEOUT_MS)
-        marks = page.evaluate("window.__bench.marks")
-        # the page has finished loading (its load's answers drawn) before the first click
-        page.wait_for_function(f"() => performance.now() - window.__bench.last_change > {QUIET_MS}", timeout=TIMEOUT_MS)
+        marks = first_screen(page, url, tracks[0][0])
         out = {"first table row visible": marks["row"], "first chart drawn": marks["chart"]}
         strip = page.evaluate("window.__bench.marks.strip")  # by now: the page has been quiet
         if strip is not None:

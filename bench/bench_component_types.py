@@ -27,15 +27,11 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import urllib.request
 from pathlib import Path
 
 import bench_browser as bb  # beside this script; it sets the paths (the repository, tests/) and the quiet environment
-
-ROOT = bb.ROOT
 
 FLOOR_TYPES = {"tabs", "tabitem", "dataframe", "plot"}  # what the floor holds already
 
@@ -96,22 +92,10 @@ def board_types(port: int) -> tuple[list[str], list[str]]:
 def first_screen(context, url: str, track: str) -> tuple[float, float]:
     page = context.new_page()
     try:
-        page.add_init_script(bb.MARKS_JS + f"\nwindow.__bench.first = {track!r};")
-        page.goto(url)
-        page.wait_for_function("() => 'row' in window.__bench.marks && 'chart' in window.__bench.marks", timeout=bb.TIMEOUT_MS)
-        marks = page.evaluate("window.__bench.marks")
-        page.wait_for_function(f"() => performance.now() - window.__bench.last_change > {bb.QUIET_MS}", timeout=bb.TIMEOUT_MS)
+        marks = bb.first_screen(page, url, track)
         return marks["row"], marks["chart"]
     finally:
         page.close()
-
-
-def start(types: list[str], port: int) -> subprocess.Popen:
-    env = {**os.environ, "LOG_LEVEL": "WARNING"}
-    cmd = [sys.executable, __file__, "--serve", ",".join(types), "--port", str(port)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-    bb.wait_listening(proc, port, "floor")
-    return proc
 
 
 def main() -> None:
@@ -145,7 +129,7 @@ def main() -> None:
     track = next(iter(TRACKS))
     try:
         for name, types in pages.items():
-            servers[name] = start(types, ports[name])
+            servers[name] = bb.start_child(__file__, ["--serve", ",".join(types)], ports[name], "floor")
         urls = {name: f"http://127.0.0.1:{ports[name]}/" for name in pages}
         runs = bb.interleaved_loads(urls, args.loads, lambda context, url: first_screen(context, url, track))
     finally:
